@@ -1,0 +1,22 @@
+"""sklearn-dpsynth: differentially private synthetic tables as scikit-learn estimators."""
+
+from ._base import DEFAULT_DELTA, BaseSynthesizer
+from .domain import ColumnSpec, Domain
+from .exceptions import BudgetExceededError, PrivacyWarning
+from .marginal import IndependentSynthesizer
+from .preprocessing import TableDiscretizer
+from .privacy import PrivacyLedger
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BaseSynthesizer",
+    "IndependentSynthesizer",
+    "TableDiscretizer",
+    "Domain",
+    "ColumnSpec",
+    "PrivacyLedger",
+    "PrivacyWarning",
+    "BudgetExceededError",
+    "DEFAULT_DELTA",
+]

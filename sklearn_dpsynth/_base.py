@@ -1,0 +1,221 @@
+"""The estimator contract shared by every synthesizer."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, Hashable, Mapping
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
+from .domain import Domain
+from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
+from .privacy import PrivacyLedger
+
+__all__ = ["BaseSynthesizer", "DEFAULT_DELTA"]
+
+#: Default ``delta`` of :meth:`BaseSynthesizer.fit`.
+DEFAULT_DELTA = 1e-9
+
+
+class BaseSynthesizer(BaseEstimator):
+    """Base class of all synthesizers: fit privately, sample, score.
+
+    Subclasses implement four hooks on the *encoded* table (integer codes,
+    one column per input column, ``domain_.sizes[j]`` codes in column
+    ``j``):
+
+    * ``_fit_encoded(codes, ledger, rng)`` -- spend at most
+      ``ledger.rho_remaining()`` (or fit within ``ledger.fits``) and learn
+      the model;
+    * ``_sample_encoded(n_samples, rng, conditions)`` -- return
+      ``(n_samples, n_features)`` codes; ``conditions`` maps column
+      positions to fixed codes (or is None);
+    * ``_log_likelihood_encoded(codes)`` -- log-probability (nats) of each
+      row on the encoded domain;
+    * ``_estimated_n_records()`` -- a differentially private estimate of the
+      number of training rows (the count itself is private under
+      add/remove-one-row neighbours).
+
+    The base class validates hyperparameters and inputs, builds the privacy
+    ledger, completes the domain (declared, learned privately with a
+    ``preprocessing_budget`` share of the budget, or read non-privately with
+    a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`), encodes and
+    decodes rows, and guards sample/score with ``check_is_fitted``.
+
+    Common parameters (every subclass lists them in its ``__init__``):
+    ``domain``, ``n_bins``, ``preprocessing``, ``preprocessing_budget``,
+    ``max_categories``, ``random_state``.
+    """
+
+    _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
+
+    #: Where decoded numeric values sit in their bin.
+    _bin_value = "midpoint"
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any = None, *, epsilon: float, delta: float = DEFAULT_DELTA):
+        """Fit the synthesizer on the private table ``X`` within ``(epsilon, delta)``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            The private table.  Missing values are modelled as their own
+            code where the domain allows them.
+        y : None
+            Ignored; present for scikit-learn API consistency.
+        epsilon : float
+            Privacy budget, finite and ``> 0``.
+        delta : float, default=1e-9
+            Privacy parameter in (0, 1); pick it well below ``1 / n_samples``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        epsilon, delta = check_budget(epsilon, delta)
+        frame, form = check_table(X)
+        rng = check_rng(self.random_state)
+        ledger = PrivacyLedger(epsilon, delta)
+        share = self.preprocessing_budget
+        self.domain_ = learn_domain(
+            frame, self._declared_domain(form), n_bins=self.n_bins,
+            preprocessing=self.preprocessing, ledger=ledger, rng=rng,
+            rho=share * ledger.rho_budget, delta=share * delta,
+            max_categories=self.max_categories)
+        codes = self.domain_.encode(frame)
+        self._fit_encoded(codes, ledger, rng)
+        self.privacy_ledger_ = ledger
+        self._form = form
+        self._sampling_rng = np.random.default_rng(rng.integers(0, 2**63 - 1))
+        _set_feature_info(self, form)
+        return self
+
+    def _declared_domain(self, form: InputForm) -> dict:
+        """The ``domain`` hyperparameter as ``{column: entry}``."""
+        domain = self.domain
+        if domain is None:
+            return {}
+        if isinstance(domain, (int, np.integer)):
+            return {column: int(domain) for column in form.columns}
+        if isinstance(domain, list):
+            if len(domain) != len(form.columns):
+                raise ValueError(f"domain is a list of {len(domain)} entries but X has "
+                                 f"{len(form.columns)} columns.")
+            return dict(zip(form.columns, domain))
+        return dict(domain)
+
+    # --------------------------------------------------------------- sample
+    def sample(
+        self,
+        n_samples: int | None = None,
+        *,
+        random_state: Any = None,
+        conditions: Mapping[Hashable, Any] | None = None,
+    ) -> pd.DataFrame | np.ndarray:
+        """Generate synthetic rows in the form of the table seen in ``fit``.
+
+        Parameters
+        ----------
+        n_samples : int, optional
+            Number of rows.  ``None`` uses the model's differentially
+            private estimate of the training row count (the exact count is
+            private and never read).
+        random_state : int, Generator, RandomState or None, default=None
+            ``None`` continues the generator seeded at fit time, so a fixed
+            fit ``random_state`` makes a sequence of ``sample`` calls
+            reproducible.
+        conditions : dict, optional
+            ``{column: value}`` to fix; supported only by estimators that
+            say so.
+
+        Returns
+        -------
+        DataFrame or ndarray
+            Same column names, order and dtypes as the fitted table (an
+            ndarray when ``fit`` received one).
+        """
+        check_is_fitted(self, "privacy_ledger_")
+        if n_samples is None:
+            n_samples = max(int(round(self._estimated_n_records())), 1)
+        n_samples = check_n_samples(n_samples)
+        rng = self._sampling_rng if random_state is None else check_rng(random_state)
+        encoded_conditions = self._encode_conditions(conditions)
+        codes = self._sample_encoded(n_samples, rng, encoded_conditions)
+        decoded = self.domain_.decode(codes, rng, self._bin_value)
+        return self._form.restore(decoded)
+
+    def _encode_conditions(self, conditions: Mapping | None) -> dict[int, int] | None:
+        if not conditions:
+            return None
+        encoded = {}
+        for column, value in conditions.items():
+            index = self.domain_.index(column)
+            spec = self.domain_.specs[index]
+            encoded[index] = int(spec.encode(np.array([value], dtype=object))[0])
+        return encoded
+
+    # ---------------------------------------------------------------- score
+    def score_samples(self, X: Any) -> np.ndarray:
+        """Log-likelihood (nats) of each row under the fitted model.
+
+        The likelihood is that of the row's *codes* on the encoded domain
+        (a numeric value counts as its bin).  Values outside a declared
+        domain raise a ValueError naming the column; numeric values outside
+        privately learned bounds are clipped into them, as in ``fit``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "privacy_ledger_")
+        codes = self.domain_.encode(align_columns(X, self._form))
+        return np.asarray(self._log_likelihood_encoded(codes), dtype=float)
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Mean log-likelihood (nats per row) of ``X``; higher is better.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    # ---------------------------------------------------------------- hooks
+    @abstractmethod
+    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
+                     rng: np.random.Generator) -> None:
+        """Learn the model from encoded rows, spending through ``ledger``."""
+
+    @abstractmethod
+    def _sample_encoded(self, n_samples: int, rng: np.random.Generator,
+                        conditions: dict[int, int] | None) -> np.ndarray:
+        """Draw encoded rows."""
+
+    @abstractmethod
+    def _log_likelihood_encoded(self, codes: np.ndarray) -> np.ndarray:
+        """Log-probability of each encoded row."""
+
+    @abstractmethod
+    def _estimated_n_records(self) -> float:
+        """DP estimate of the training row count."""
+
+    def _reject_conditions(self, conditions: dict | None) -> None:
+        """Raise a clear error for estimators without conditional sampling."""
+        if conditions:
+            raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")

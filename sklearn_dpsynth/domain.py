@@ -1,0 +1,502 @@
+"""Public domains: how each column maps to integer codes and back.
+
+A :class:`Domain` is an ordered collection of :class:`ColumnSpec`, one per
+column.  It is the *public* description of the table that every synthesizer
+models: a column is either
+
+* ``"codes"`` -- already-encoded integers ``0..k-1`` (the format of the
+  ``adult-domain.json`` files), declared as an ``int`` ``k``;
+* ``"categorical"`` -- a list of categories, declared as a ``list``;
+* ``"numeric"`` -- a number with public bounds, declared as a ``(low, high)``
+  tuple and cut into bins (uniform by default, or explicit ``edges``).
+
+Every spec may also reserve a code for missing values (``missing=True``) and
+a categorical spec may reserve an ``"other"`` code for values outside its
+list (used when categories are learned privately and rare ones merged).
+
+Nothing here looks at data: a domain is either declared by the user, learned
+under differential privacy, or read from data with a
+:class:`~sklearn_dpsynth.exceptions.PrivacyWarning` (see
+:mod:`sklearn_dpsynth.preprocessing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ColumnSpec", "Domain", "OTHER"]
+
+#: Label that a merged "other" category decodes to.
+OTHER = "<other>"
+
+_KINDS = ("codes", "categorical", "numeric")
+
+
+def _is_missing(values: np.ndarray) -> np.ndarray:
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+@dataclass
+class ColumnSpec:
+    """Public description of one column.
+
+    Parameters
+    ----------
+    name : hashable
+        Column name (an ``int`` position for array input).
+    kind : {"codes", "categorical", "numeric"}
+        How values map to codes.
+    n_codes : int, optional
+        Number of codes of a ``"codes"`` column.
+    categories : list, optional
+        Categories of a ``"categorical"`` column, in code order.
+    edges : ndarray, optional
+        Increasing bin edges of a ``"numeric"`` column (``n_bins + 1``).
+    integer : bool, default=False
+        Whether decoded numeric values are rounded to integers.
+    missing : bool, default=False
+        Whether the last code stands for a missing value.
+    other : bool, default=False
+        Whether a categorical column has a code for values outside
+        ``categories`` (it follows the categories, before ``missing``).
+    clip : bool, default=False
+        Whether numeric values outside the edges are clipped into range
+        (used for privately learned bounds); otherwise they are an error.
+    """
+
+    name: Hashable
+    kind: str
+    n_codes: int | None = None
+    categories: list | None = None
+    edges: np.ndarray | None = None
+    integer: bool = False
+    missing: bool = False
+    other: bool = False
+    clip: bool = False
+    _lookup: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"column {self.name!r}: kind must be one of {_KINDS}.")
+        if self.kind == "codes":
+            if self.n_codes is None or int(self.n_codes) < 1:
+                raise ValueError(f"column {self.name!r}: n_codes must be a positive int.")
+            self.n_codes = int(self.n_codes)
+        elif self.kind == "categorical":
+            self._check_categories()
+        else:
+            self._check_edges()
+
+    def _check_categories(self) -> None:
+        if self.categories is None:
+            raise ValueError(f"column {self.name!r}: categories are required.")
+        cats = [c for c in self.categories if not (np.isscalar(c) and pd.isna(c))]
+        if len(cats) < len(self.categories):
+            self.missing = True
+        if not cats and not self.missing:
+            raise ValueError(f"column {self.name!r}: the category list is empty.")
+        if len(set(cats)) != len(cats):
+            raise ValueError(f"column {self.name!r}: categories contain duplicates.")
+        self.categories = list(cats)
+
+    def _check_edges(self) -> None:
+        if self.edges is None:
+            raise ValueError(f"column {self.name!r}: numeric columns need bin edges.")
+        edges = np.asarray(self.edges, dtype=float)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
+            raise ValueError(f"column {self.name!r}: edges must be >= 2 finite numbers.")
+        if np.any(np.diff(edges) <= 0):
+            raise ValueError(f"column {self.name!r}: edges must be strictly increasing.")
+        self.edges = edges
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_values(self) -> int:
+        """Number of codes for present (non-missing) values."""
+        if self.kind == "codes":
+            return self.n_codes
+        if self.kind == "categorical":
+            return len(self.categories) + int(self.other)
+        return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        """Total number of codes, including the missing-value code."""
+        return self.n_values + int(self.missing)
+
+    @property
+    def missing_code(self) -> int | None:
+        """Code of a missing value, or None."""
+        return self.n_values if self.missing else None
+
+    @property
+    def other_code(self) -> int | None:
+        """Code of values outside the category list, or None."""
+        return len(self.categories) if self.kind == "categorical" and self.other else None
+
+    # --------------------------------------------------------------- encoding
+    def encode(self, values: Any) -> np.ndarray:
+        """Map raw values of this column to integer codes.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        codes : ndarray of int64
+
+        Raises
+        ------
+        ValueError
+            If a value lies outside the declared domain (and the spec has no
+            ``other`` code or clipping), naming the column.
+        """
+        values = np.asarray(values, dtype=object if self.kind == "categorical" else None)
+        missing = _is_missing(values)
+        if missing.any() and not self.missing:
+            raise ValueError(
+                f"column {self.name!r} contains missing values but its domain does not "
+                "allow them; declare it with missing=True (or include None among the "
+                "categories)."
+            )
+        codes = np.empty(values.shape[0], dtype=np.int64)
+        present = ~missing
+        codes[present] = getattr(self, f"_encode_{self.kind}")(values[present])
+        if self.missing:
+            codes[missing] = self.missing_code
+        return codes
+
+    def _encode_codes(self, values: np.ndarray) -> np.ndarray:
+        numeric = self._as_float(values)
+        rounded = np.rint(numeric)
+        bad = (rounded != numeric) | (rounded < 0) | (rounded >= self.n_codes)
+        if bad.any():
+            raise ValueError(
+                f"column {self.name!r}: values must be integer codes in 0..{self.n_codes - 1}; "
+                f"found {self._examples(values[bad])}."
+            )
+        return rounded.astype(np.int64)
+
+    def _encode_categorical(self, values: np.ndarray) -> np.ndarray:
+        if self._lookup is None:
+            self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
+        lookup = self._lookup
+        fallback = -1 if self.other_code is None else self.other_code
+        codes = np.fromiter((lookup.get(self._key(v), fallback) for v in values),
+                            dtype=np.int64, count=len(values))
+        if (codes < 0).any():
+            raise ValueError(
+                f"column {self.name!r}: values outside the declared categories: "
+                f"{self._examples(values[codes < 0])}."
+            )
+        return codes
+
+    @staticmethod
+    def _key(value: Any) -> Any:
+        """Normalise numpy scalars so that 1, 1.0 and np.int64(1) match."""
+        if isinstance(value, np.generic):
+            return value.item()
+        return value
+
+    def _encode_numeric(self, values: np.ndarray) -> np.ndarray:
+        numeric = self._as_float(values)
+        low, high = self.edges[0], self.edges[-1]
+        outside = (numeric < low) | (numeric > high)
+        if outside.any() and not self.clip:
+            raise ValueError(
+                f"column {self.name!r}: values outside the declared bounds "
+                f"[{low:g}, {high:g}]: {self._examples(values[outside])}."
+            )
+        numeric = np.clip(numeric, low, high)
+        codes = np.searchsorted(self.edges, numeric, side="right") - 1
+        return np.clip(codes, 0, len(self.edges) - 2).astype(np.int64)
+
+    def _as_float(self, values: np.ndarray) -> np.ndarray:
+        try:
+            return np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"column {self.name!r} is declared {self.kind!r} but holds non-numeric "
+                f"values such as {self._examples(values)}."
+            ) from None
+
+    @staticmethod
+    def _examples(values: np.ndarray) -> str:
+        shown = list(pd.unique(np.asarray(values, dtype=object)))[:5]
+        return ", ".join(repr(v) for v in shown)
+
+    # --------------------------------------------------------------- decoding
+    def decode(
+        self,
+        codes: np.ndarray,
+        rng: np.random.Generator | None = None,
+        bin_value: str = "midpoint",
+    ) -> np.ndarray:
+        """Map integer codes back to values of this column.
+
+        Parameters
+        ----------
+        codes : ndarray of int
+        rng : numpy.random.Generator, optional
+            Needed when ``bin_value="uniform"``.
+        bin_value : {"midpoint", "uniform"}, default="midpoint"
+            Where in its bin a numeric code is placed.
+
+        Returns
+        -------
+        values : ndarray
+            float for numeric columns (rounded when ``integer``), int64 for
+            codes, object for categories; missing codes become NaN/None.
+        """
+        codes = np.asarray(codes, dtype=np.int64)
+        if codes.size and (codes.min() < 0 or codes.max() >= self.size):
+            raise ValueError(f"column {self.name!r}: codes outside 0..{self.size - 1}.")
+        missing = codes == self.missing_code if self.missing else np.zeros(len(codes), bool)
+        present = codes[~missing]
+        if self.kind == "codes":
+            out = np.full(len(codes), np.nan) if missing.any() else np.empty(len(codes), np.int64)
+            out[~missing] = present
+            return out
+        if self.kind == "categorical":
+            labels = np.array(list(self.categories) + ([OTHER] if self.other else []) + [None],
+                              dtype=object)
+            return labels[np.where(missing, len(labels) - 1, codes)]
+        out = np.full(len(codes), np.nan)
+        out[~missing] = self._bin_values(present, rng, bin_value)
+        return out
+
+    def _bin_values(self, codes: np.ndarray, rng, bin_value: str) -> np.ndarray:
+        left, right = self.edges[codes], self.edges[codes + 1]
+        if bin_value == "midpoint":
+            values = 0.5 * (left + right)
+        elif bin_value == "uniform":
+            if rng is None:
+                raise ValueError("bin_value='uniform' needs a random generator.")
+            values = left + (right - left) * rng.random(len(codes))
+        else:
+            raise ValueError(f"bin_value must be 'midpoint' or 'uniform', got {bin_value!r}.")
+        if self.integer:
+            lo, hi = np.ceil(self.edges[0]), np.floor(self.edges[-1])
+            values = np.clip(np.rint(values), lo, max(lo, hi))
+        return values
+
+    # ------------------------------------------------------------- describing
+    def to_dict(self) -> dict:
+        """A JSON-friendly declaration that :meth:`Domain.from_declaration` reads."""
+        spec: dict[str, Any] = {"kind": self.kind, "missing": self.missing}
+        if self.kind == "codes":
+            spec["n_codes"] = self.n_codes
+        elif self.kind == "categorical":
+            spec.update(categories=list(self.categories), other=self.other)
+        else:
+            spec.update(edges=self.edges.tolist(), integer=self.integer, clip=self.clip)
+        return spec
+
+
+def _uniform_edges(low: float, high: float, n_bins: int) -> np.ndarray:
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        raise ValueError(f"bounds must be finite with low < high, got ({low}, {high}).")
+    return np.linspace(float(low), float(high), int(n_bins) + 1)
+
+
+def spec_from_declaration(
+    name: Hashable, declared: Any, n_bins: int, integer: bool = False
+) -> ColumnSpec:
+    """Build a :class:`ColumnSpec` from a user's declaration of one column.
+
+    Parameters
+    ----------
+    name : hashable
+        Column name.
+    declared : int, list, tuple, dict or ColumnSpec
+        ``k`` (codes ``0..k-1``), a list of categories, a ``(low, high)``
+        tuple (numeric, ``n_bins`` uniform bins), or a dict with keys
+        ``kind``/``n_codes``/``categories``/``bounds``/``edges``/``n_bins``/
+        ``integer``/``missing``/``other``/``clip``.
+    n_bins : int
+        Default number of uniform bins for numeric columns.
+    integer : bool, default=False
+        Default for ``integer`` (from the column's dtype).
+
+    Returns
+    -------
+    ColumnSpec
+    """
+    if isinstance(declared, ColumnSpec):
+        return declared
+    if isinstance(declared, (bool, np.bool_)):
+        raise TypeError(f"column {name!r}: a domain entry cannot be a bool.")
+    if isinstance(declared, (int, np.integer)):
+        return ColumnSpec(name, "codes", n_codes=int(declared))
+    if isinstance(declared, tuple) and len(declared) == 2 and all(
+            isinstance(v, (int, float, np.number)) for v in declared):
+        low, high = declared
+        return ColumnSpec(name, "numeric", edges=_uniform_edges(low, high, n_bins),
+                          integer=integer)
+    if isinstance(declared, (list, np.ndarray, pd.Index)):
+        return ColumnSpec(name, "categorical", categories=list(declared))
+    if isinstance(declared, Mapping):
+        return _spec_from_mapping(name, dict(declared), n_bins, integer)
+    raise TypeError(
+        f"column {name!r}: cannot read domain entry {declared!r}; use an int (codes), "
+        "a list (categories), a (low, high) tuple (numeric) or a dict."
+    )
+
+
+def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int, integer: bool) -> ColumnSpec:
+    kind = spec.pop("kind", None)
+    if kind is None:
+        kind = ("codes" if "n_codes" in spec else
+                "categorical" if "categories" in spec else "numeric")
+    if kind == "numeric" and "edges" not in spec:
+        if "bounds" not in spec:
+            raise ValueError(f"column {name!r}: a numeric entry needs 'bounds' or 'edges'.")
+        low, high = spec.pop("bounds")
+        spec["edges"] = _uniform_edges(low, high, spec.pop("n_bins", n_bins))
+    spec.pop("bounds", None)
+    spec.pop("n_bins", None)
+    if kind == "numeric":
+        spec.setdefault("integer", integer)
+    try:
+        return ColumnSpec(name, kind, **spec)
+    except TypeError as exc:
+        raise ValueError(f"column {name!r}: invalid domain entry ({exc}).") from None
+
+
+class Domain:
+    """Ordered public domain of a table: one :class:`ColumnSpec` per column.
+
+    Parameters
+    ----------
+    specs : sequence of ColumnSpec
+        In column order.
+
+    Examples
+    --------
+    >>> dom = Domain.from_declaration({"age": (0, 100), "sex": ["F", "M"], "x": 3},
+    ...                               n_bins=10)
+    >>> dom.sizes
+    [10, 2, 3]
+    """
+
+    def __init__(self, specs: Sequence[ColumnSpec]) -> None:
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise ValueError("column names in a domain must be unique.")
+        self.specs = list(specs)
+
+    @classmethod
+    def from_declaration(
+        cls,
+        declaration: Mapping[Hashable, Any],
+        n_bins: int = 32,
+        integer_columns: Sequence[Hashable] = (),
+    ) -> "Domain":
+        """Build a domain from ``{column: entry}`` (see :func:`spec_from_declaration`).
+
+        Parameters
+        ----------
+        declaration : mapping
+            Column name -> domain entry, in column order.
+        n_bins : int, default=32
+            Uniform bins for ``(low, high)`` entries.
+        integer_columns : sequence, default=()
+            Numeric columns whose decoded values are rounded.
+
+        Returns
+        -------
+        Domain
+        """
+        integer = set(integer_columns)
+        return cls([spec_from_declaration(name, entry, n_bins, name in integer)
+                    for name, entry in declaration.items()])
+
+    @property
+    def columns(self) -> list:
+        """Column names, in order."""
+        return [s.name for s in self.specs]
+
+    @property
+    def sizes(self) -> list[int]:
+        """Number of codes of every column, in order."""
+        return [s.size for s in self.specs]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``tuple(sizes)``: the shape of the full contingency table."""
+        return tuple(self.sizes)
+
+    def as_dict(self) -> dict:
+        """``{column: number of codes}`` -- the form graphical models use."""
+        return {s.name: s.size for s in self.specs}
+
+    def index(self, column: Hashable) -> int:
+        """Position of ``column``; ValueError naming it when unknown."""
+        for i, spec in enumerate(self.specs):
+            if spec.name == column:
+                return i
+        raise ValueError(f"unknown column {column!r}; the domain has {self.columns}.")
+
+    def __getitem__(self, column: Hashable) -> ColumnSpec:
+        return self.specs[self.index(column)]
+
+    def __iter__(self) -> Iterator[ColumnSpec]:
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{s.name!r}: {s.kind}[{s.size}]" for s in self.specs)
+        return f"Domain({parts})"
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        """Encode a DataFrame whose columns are this domain's, in order.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+
+        Returns
+        -------
+        codes : ndarray of int64, shape (n_samples, n_columns)
+        """
+        codes = np.empty((len(frame), len(self.specs)), dtype=np.int64)
+        for j, spec in enumerate(self.specs):
+            codes[:, j] = spec.encode(frame[spec.name].to_numpy())
+        return codes
+
+    def decode(
+        self,
+        codes: np.ndarray,
+        rng: np.random.Generator | None = None,
+        bin_value: str = "midpoint",
+    ) -> pd.DataFrame:
+        """Decode integer codes into a DataFrame of values (object/float columns).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n_samples, n_columns)
+        rng : numpy.random.Generator, optional
+            For ``bin_value="uniform"``.
+        bin_value : {"midpoint", "uniform"}, default="midpoint"
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        codes = np.asarray(codes)
+        if codes.ndim != 2 or codes.shape[1] != len(self.specs):
+            raise ValueError(f"codes must have shape (n, {len(self.specs)}).")
+        return pd.DataFrame({spec.name: spec.decode(codes[:, j], rng, bin_value)
+                             for j, spec in enumerate(self.specs)},
+                            columns=pd.Index(self.columns, dtype=object))
+
+    def to_dict(self) -> dict:
+        """JSON-friendly declaration of every column."""
+        return {s.name: s.to_dict() for s in self.specs}

@@ -1,0 +1,5 @@
+"""Marginal-based synthesizers."""
+
+from .independent import IndependentSynthesizer
+
+__all__ = ["IndependentSynthesizer"]
