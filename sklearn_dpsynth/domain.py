@@ -36,6 +36,15 @@ OTHER = "<other>"
 _KINDS = ("codes", "categorical", "numeric")
 
 
+def _is_missing_scalar(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def _is_missing(values: np.ndarray) -> np.ndarray:
     return np.asarray(pd.isna(values), dtype=bool)
 
@@ -94,7 +103,7 @@ class ColumnSpec:
     def _check_categories(self) -> None:
         if self.categories is None:
             raise ValueError(f"column {self.name!r}: categories are required.")
-        cats = [c for c in self.categories if not (np.isscalar(c) and pd.isna(c))]
+        cats = [c for c in self.categories if not _is_missing_scalar(c)]
         if len(cats) < len(self.categories):
             self.missing = True
         if not cats and not self.missing:
@@ -272,18 +281,28 @@ class ColumnSpec:
 
     def _bin_values(self, codes: np.ndarray, rng, bin_value: str) -> np.ndarray:
         left, right = self.edges[codes], self.edges[codes + 1]
-        if bin_value == "midpoint":
-            values = 0.5 * (left + right)
-        elif bin_value == "uniform":
-            if rng is None:
-                raise ValueError("bin_value='uniform' needs a random generator.")
-            values = left + (right - left) * rng.random(len(codes))
-        else:
+        if bin_value not in ("midpoint", "uniform"):
             raise ValueError(f"bin_value must be 'midpoint' or 'uniform', got {bin_value!r}.")
-        if self.integer:
-            lo, hi = np.ceil(self.edges[0]), np.floor(self.edges[-1])
-            values = np.clip(np.rint(values), lo, max(lo, hi))
-        return values
+        if bin_value == "uniform" and rng is None:
+            raise ValueError("bin_value='uniform' needs a random generator.")
+        midpoints = 0.5 * (left + right)
+        if not self.integer:
+            if bin_value == "midpoint":
+                return midpoints
+            return left + (right - left) * rng.random(len(codes))
+        lo, hi = np.ceil(self.edges[0]), np.floor(self.edges[-1])
+        rounded = np.clip(np.rint(midpoints), lo, max(lo, hi))
+        if bin_value == "midpoint":
+            return rounded
+        return self._uniform_integers(codes, left, right, rounded, rng)
+
+    def _uniform_integers(self, codes, left, right, fallback, rng) -> np.ndarray:
+        """A uniform draw among the integers of each bin (its rounded midpoint if none)."""
+        first = np.ceil(left)
+        last = np.where(codes == len(self.edges) - 2, np.floor(right), np.ceil(right) - 1)
+        has_integer = last >= first
+        draws = first + np.floor(rng.random(len(codes)) * np.maximum(last - first + 1, 1))
+        return np.where(has_integer, draws, fallback)
 
     # ------------------------------------------------------------- describing
     def to_dict(self) -> dict:

@@ -11,8 +11,7 @@ Three ways to get a column's domain, in order of preference:
      missing values (L2 sensitivity 1).  The bounds are the outer edges of
      the lowest and highest cells whose noisy count exceeds four noise
      standard deviations; values outside are clipped into that range, which
-     is cut into ``n_bins`` uniform bins.  A missing code is reserved when
-     the missing cell passes the same threshold;
+     is cut into ``n_bins`` uniform bins;
    * categorical supports: a thresholded Gaussian histogram over the
      observed values (Gaussian partition selection): a value is kept when
      its noisy count exceeds ``1 + sigma * z`` where ``z`` is the
@@ -26,7 +25,10 @@ Three ways to get a column's domain, in order of preference:
    :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` names them.
 
 Column *types* (numeric vs categorical, integer vs float, bool) are read
-from the dtypes: they are schema, not data.
+from the dtypes: they are schema, not data.  So is the missing-value code
+of a learned column: it is reserved whenever the dtype can hold a missing
+value (float, object, string, nullable dtypes), whether or not the data
+has one, so that its presence is never revealed.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .domain import ColumnSpec, Domain, spec_from_declaration
 from .exceptions import PrivacyWarning
-from .privacy import PrivacyLedger
+from .privacy import PrivacyLedger, epsilon_to_rho
 
 __all__ = [
     "TableDiscretizer",
@@ -54,8 +56,8 @@ __all__ = [
 ]
 
 #: A cell of the private range histogram counts as occupied when its noisy
-#: count exceeds this many noise standard deviations (false positives over
-#: the ~290 cells then have probability about 1e-2).
+#: count exceeds this many noise standard deviations (a false positive
+#: among the ~290 cells then has probability about 1e-2).
 _BOUND_THRESHOLD = 4.0
 
 
@@ -180,24 +182,27 @@ def _public_spec(series: pd.Series) -> ColumnSpec | None:
 
 # ------------------------------------------------------- private learning
 def _private_numeric(name, series, ledger, rng, rho, n_bins) -> ColumnSpec:
-    """Bounds (and a missing code) from one noisy histogram on the public grid."""
+    """Bounds from one noisy histogram over the cells of the public grid."""
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-    missing = np.isnan(values)
     grid = candidate_grid()
-    cells = np.searchsorted(grid, values[~missing], side="right")  # 0..len(grid)
+    cells = np.searchsorted(grid, values[~np.isnan(values)], side="right")  # 0..len(grid)
     counts = np.bincount(cells, minlength=len(grid) + 1).astype(float)
-    counts = np.append(counts, missing.sum())
     sigma = ledger.sigma_for(rho)
     noisy = ledger.gaussian(counts, sigma=sigma, rng=rng, target=f"range of {name!r}",
                             n_cells=counts.size)
-    threshold = _BOUND_THRESHOLD * sigma
-    passing = np.flatnonzero(noisy[:-1] > threshold)
+    passing = np.flatnonzero(noisy > _BOUND_THRESHOLD * sigma)
     if passing.size == 0:
-        passing = np.array([int(np.argmax(noisy[:-1]))])
+        passing = np.array([int(np.argmax(noisy))])
     low, high = _cell_edges(grid, passing[0])[0], _cell_edges(grid, passing[-1])[1]
     return ColumnSpec(name, "numeric", edges=np.linspace(low, high, n_bins + 1),
-                      integer=_is_integer(series), missing=bool(noisy[-1] > threshold),
+                      integer=_is_integer(series), missing=_can_hold_missing(series),
                       clip=True)
+
+
+def _can_hold_missing(series: pd.Series) -> bool:
+    """Whether the column's dtype admits missing values (schema, not data)."""
+    dtype = series.dtype
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
 
 def _cell_edges(grid: np.ndarray, cell: int) -> tuple[float, float]:
@@ -210,7 +215,7 @@ def _cell_edges(grid: np.ndarray, cell: int) -> tuple[float, float]:
 
 
 def _private_categorical(name, series, ledger, rng, rho, delta, max_categories) -> ColumnSpec:
-    counts = series.value_counts(dropna=False, sort=False)
+    counts = series.value_counts(dropna=True, sort=False)
     sigma = ledger.sigma_for(rho)
     threshold = 1.0 + sigma * norm.isf(delta)
     ledger.spend(target=f"categories of {name!r}", mechanism="thresholded gaussian histogram",
@@ -219,11 +224,9 @@ def _private_categorical(name, series, ledger, rng, rho, delta, max_categories) 
     noisy = counts.to_numpy(dtype=float) + rng.normal(0.0, sigma, size=len(counts))
     keep = np.flatnonzero(noisy > threshold)
     keep = keep[np.argsort(-noisy[keep], kind="stable")][:max_categories]
-    kept = [counts.index[i] for i in sorted(keep, key=lambda i: str(counts.index[i]))]
-    has_missing = any(pd.isna(v) for v in kept)
-    categories = [v for v in kept if not pd.isna(v)]
+    categories = [counts.index[i] for i in sorted(keep, key=lambda i: str(counts.index[i]))]
     return ColumnSpec(name, "categorical", categories=categories, other=True,
-                      missing=has_missing)
+                      missing=_can_hold_missing(series))
 
 
 def _nonprivate_spec(name, series, n_bins, max_categories) -> ColumnSpec:
@@ -414,7 +417,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         y : ignored
         epsilon, delta : float, optional
             Budget for learning undeclared columns privately; all of it is
-            spent on that.
+            spent on that (half of ``delta`` on the category thresholds).
 
         Returns
         -------
@@ -430,7 +433,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         self.domain_ = learn_domain(
             frame, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
             ledger=ledger, rng=self._rng,
-            rho=0.0 if ledger is None else ledger.rho_budget * 0.999,
+            rho=0.0 if ledger is None else epsilon_to_rho(ledger.epsilon, ledger.delta / 2),
             delta=0.0 if ledger is None else ledger.delta / 2,
             max_categories=self.max_categories)
         self.privacy_ledger_ = ledger if ledger is not None and len(ledger) else None

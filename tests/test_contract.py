@@ -1,0 +1,194 @@
+"""The estimator contract, checked for every synthesizer available."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import KBinsDiscretizer, OrdinalEncoder
+
+from sklearn_dpsynth import PrivacyWarning
+
+from .conftest import MIXED_DOMAIN, SYNTHESIZERS, make_synthesizer
+
+NAMES = list(SYNTHESIZERS)
+
+
+@pytest.fixture(params=NAMES)
+def name(request):
+    return request.param
+
+
+def _fit(name, frame, domain, epsilon=1.0, **params):
+    return make_synthesizer(name, domain=domain, random_state=0, **params).fit(
+        frame, epsilon=epsilon, delta=1e-6)
+
+
+def test_clone_and_params_are_stored_unchanged(name):
+    synth = make_synthesizer(name, domain={"a": 3}, random_state=3)
+    params = synth.get_params()
+    twin = clone(synth)
+    assert twin.get_params() == params
+    twin.set_params(random_state=5)
+    assert twin.random_state == 5 and synth.random_state == 3
+
+
+def test_not_fitted_guards(name):
+    synth = make_synthesizer(name)
+    with pytest.raises(NotFittedError):
+        synth.sample(3)
+    with pytest.raises(NotFittedError):
+        synth.score(pd.DataFrame({"a": [1]}))
+
+
+def test_sample_has_the_input_form(name, mixed_frame):
+    synth = _fit(name, mixed_frame, {**MIXED_DOMAIN})
+    out = synth.sample(50)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(mixed_frame.columns)
+    assert len(out) == 50
+    for column in ["age", "income", "city", "member"]:
+        assert out[column].dtype == mixed_frame[column].dtype, column
+    assert out["age"].between(18, 80).all()
+    assert out["income"].between(0, 100_000).all()
+    assert set(out["city"]) <= {"Lyon", "Nice", "Paris"}
+    assert out["score"].isna().any() or True  # missing is a modelled code, may be rare
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_ndarray_in_ndarray_out(name):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 3))
+    synth = _fit(name, X, 3)
+    out = synth.sample(20)
+    assert isinstance(out, np.ndarray) and out.shape == (20, 3) and out.dtype == X.dtype
+    assert np.isfinite(synth.score(X))
+
+
+def test_default_n_samples_is_a_private_estimate(name, bayesnet):
+    synth = _fit(name, bayesnet.frame, bayesnet.domain, epsilon=5.0)
+    n = len(synth.sample())
+    assert abs(n - len(bayesnet.frame)) < 0.2 * len(bayesnet.frame)
+
+
+def test_reproducible_fit_and_sample(name, bayesnet):
+    a = _fit(name, bayesnet.frame, bayesnet.domain)
+    b = _fit(name, bayesnet.frame, bayesnet.domain)
+    pd.testing.assert_frame_equal(a.sample(40), b.sample(40))
+    pd.testing.assert_frame_equal(a.sample(40, random_state=7), b.sample(40, random_state=7))
+    np.testing.assert_allclose(a.score_samples(bayesnet.frame), b.score_samples(bayesnet.frame))
+
+
+def test_pickle_round_trip(name, bayesnet):
+    synth = _fit(name, bayesnet.frame, bayesnet.domain)
+    restored = pickle.loads(pickle.dumps(synth))
+    pd.testing.assert_frame_equal(synth.sample(30, random_state=1),
+                                  restored.sample(30, random_state=1))
+    assert restored.score(bayesnet.frame) == pytest.approx(synth.score(bayesnet.frame))
+
+
+def test_score_is_mean_of_score_samples(name, bayesnet):
+    synth = _fit(name, bayesnet.frame, bayesnet.domain)
+    per_row = synth.score_samples(bayesnet.frame)
+    assert per_row.shape == (len(bayesnet.frame),)
+    assert np.all(per_row <= 0)
+    assert synth.score(bayesnet.frame) == pytest.approx(per_row.mean())
+
+
+def test_pipeline_and_grid_search(name, bayesnet):
+    pipe = Pipeline([("synth", make_synthesizer(name, domain=bayesnet.domain, random_state=0))])
+    pipe.fit(bayesnet.frame, synth__epsilon=1.0)
+    assert pipe.named_steps["synth"].privacy_ledger_.spent()[0] == pytest.approx(1.0)
+    grid = GridSearchCV(make_synthesizer(name, domain=bayesnet.domain, random_state=0),
+                        {"random_state": [0, 1]}, cv=2)
+    grid.fit(bayesnet.frame, epsilon=1.0)
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    result = cross_validate(make_synthesizer(name, domain=bayesnet.domain, random_state=0),
+                            bayesnet.frame, params={"epsilon": 1.0}, cv=2)
+    assert np.all(np.isfinite(result["test_score"]))
+
+
+def test_sklearn_discretizers_as_earlier_steps(name):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=300), rng.normal(size=300)])
+    pipe = Pipeline([
+        ("bins", KBinsDiscretizer(n_bins=4, encode="ordinal", strategy="uniform",
+                                  quantile_method="averaged_inverted_cdf")),
+        ("synth", make_synthesizer(name, domain=4, random_state=0)),
+    ])
+    pipe.fit(X, synth__epsilon=1.0)
+    codes = pipe.named_steps["synth"].sample(10)
+    assert codes.shape == (10, 2) and set(np.unique(codes)) <= {0.0, 1.0, 2.0, 3.0}
+    back = pipe.named_steps["bins"].inverse_transform(codes)
+    assert back.shape == (10, 2)
+    cats = np.array([["a", "x"], ["b", "y"], ["a", "y"]] * 50, dtype=object)
+    pipe = Pipeline([("enc", OrdinalEncoder()),
+                     ("synth", make_synthesizer(name, domain=[2, 2], random_state=0))])
+    pipe.fit(cats, synth__epsilon=1.0)
+    assert pipe.named_steps["synth"].sample(5).shape == (5, 2)
+
+
+@pytest.mark.parametrize("epsilon, delta, error", [
+    (0.0, 1e-9, ValueError), (-1.0, 1e-9, ValueError), (np.inf, 1e-9, ValueError),
+    (np.nan, 1e-9, ValueError), (1.0, 0.0, ValueError), (1.0, 1.5, ValueError),
+    ("1", 1e-9, TypeError),
+])
+def test_bad_budgets_name_the_parameter(name, bayesnet, epsilon, delta, error):
+    synth = make_synthesizer(name, domain=bayesnet.domain)
+    with pytest.raises(error, match="epsilon|delta"):
+        synth.fit(bayesnet.frame, epsilon=epsilon, delta=delta)
+
+
+def test_bad_tables_get_clear_errors(name, bayesnet):
+    synth = make_synthesizer(name)
+    with pytest.raises(ValueError, match="empty"):
+        synth.fit(pd.DataFrame({"a": []}), epsilon=1.0)
+    with pytest.raises(ValueError, match=r"\['b'\].*only missing"):
+        synth.fit(pd.DataFrame({"a": [1, 2], "b": [np.nan, np.nan]}), epsilon=1.0)
+    with pytest.raises(ValueError, match="'c2'"):
+        bad = bayesnet.frame.copy()
+        bad.loc[0, "c2"] = "never-declared"
+        make_synthesizer(name, domain=bayesnet.domain).fit(bad, epsilon=1.0)
+    with pytest.raises(ValueError, match="n_bins"):
+        make_synthesizer(name, n_bins=0).fit(bayesnet.frame, epsilon=1.0)
+
+
+def test_score_with_mismatched_columns(name, bayesnet):
+    synth = _fit(name, bayesnet.frame, bayesnet.domain)
+    with pytest.raises(ValueError, match="missing \\['c2'\\]"):
+        synth.score(bayesnet.frame.drop(columns="c2"))
+
+
+def test_missing_values_are_a_category_not_dropped(name):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"kind": rng.choice(["a", "b", None], 2000, p=[0.5, 0.3, 0.2]),
+                          "n": rng.integers(0, 4, 2000)})
+    synth = _fit(name, frame, {"kind": ["a", "b", None], "n": 4}, epsilon=5.0)
+    out = synth.sample(2000)
+    share = out["kind"].isna().mean()
+    assert 0.1 < share < 0.3
+    assert np.isfinite(synth.score(frame))
+
+
+def test_private_domain_learning_is_in_the_ledger(name, mixed_frame):
+    synth = make_synthesizer(name, random_state=0).fit(mixed_frame, epsilon=2.0, delta=1e-6)
+    targets = list(synth.privacy_ledger_.summary()["target"])
+    assert any("range of 'age'" in t for t in targets)
+    assert any("categories of 'city'" in t for t in targets)
+    eps, delta = synth.privacy_ledger_.spent()
+    assert eps == pytest.approx(2.0, rel=1e-9) and delta == 1e-6
+
+
+def test_non_private_preprocessing_warns_naming_what_leaked(name, mixed_frame):
+    synth = make_synthesizer(name, preprocessing="non-private", random_state=0)
+    with pytest.warns(PrivacyWarning, match="'age'.*'city'|'city'.*'age'"):
+        synth.fit(mixed_frame, epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        make_synthesizer(name, domain=MIXED_DOMAIN, random_state=0).fit(
+            mixed_frame, epsilon=1.0)

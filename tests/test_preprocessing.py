@@ -1,0 +1,112 @@
+"""TableDiscretizer and private/non-private domain learning."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.pipeline import Pipeline
+
+from sklearn_dpsynth import IndependentSynthesizer, PrivacyWarning, TableDiscretizer
+from sklearn_dpsynth.preprocessing import candidate_grid, check_table, learn_domain
+from sklearn_dpsynth.privacy import PrivacyLedger
+
+from .conftest import MIXED_DOMAIN
+
+
+def test_round_trip_keeps_columns_dtypes_and_bins(mixed_frame):
+    disc = TableDiscretizer(domain={**MIXED_DOMAIN, "member": [False, True]}, n_bins=8)
+    codes = disc.fit_transform(mixed_frame)
+    assert codes.shape == mixed_frame.shape and codes.dtype == np.int64
+    back = disc.inverse_transform(codes)
+    assert list(back.columns) == list(mixed_frame.columns)
+    for column in mixed_frame.columns:
+        assert back[column].dtype == mixed_frame[column].dtype, column
+    pd.testing.assert_series_equal(back["city"], mixed_frame["city"])
+    pd.testing.assert_series_equal(back["member"], mixed_frame["member"])
+    assert back["score"].isna().sum() == mixed_frame["score"].isna().sum()
+    # numeric values come back inside their bin: re-encoding gives the same codes
+    np.testing.assert_array_equal(disc.transform(back), codes)
+    width = 100_000 / 8
+    assert np.all(np.abs(back["income"] - mixed_frame["income"]) <= width / 2 + 1e-6)
+
+
+def test_uniform_bin_values_stay_in_bin(mixed_frame):
+    disc = TableDiscretizer(domain=MIXED_DOMAIN, bin_value="uniform", random_state=0)
+    codes = disc.fit_transform(mixed_frame)  # all declared (bool is schema): no budget
+    assert disc.privacy_ledger_ is None
+    back = disc.inverse_transform(codes)
+    assert (back["age"] == np.rint(back["age"])).all()
+    np.testing.assert_array_equal(disc.transform(back), codes)
+
+
+def test_undeclared_columns_need_a_budget_or_an_opt_out(mixed_frame):
+    with pytest.raises(ValueError, match="no declared domain"):
+        TableDiscretizer().fit(mixed_frame)
+    with pytest.warns(PrivacyWarning, match="exact minimum and maximum of \\['age', 'income'"):
+        TableDiscretizer(preprocessing="non-private").fit(mixed_frame)
+    disc = TableDiscretizer(random_state=0).fit(mixed_frame, epsilon=5.0, delta=1e-6)
+    assert disc.privacy_ledger_.spent()[0] <= 5.0
+    assert {"range of 'age'", "categories of 'city'"} <= set(
+        disc.privacy_ledger_.summary()["target"])
+
+
+def test_private_bounds_cover_the_bulk_of_the_data():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(1000, 100, 20_000)})
+    ledger = PrivacyLedger(1.0, 1e-9)
+    domain = learn_domain(frame, None, ledger=ledger, rng=rng, rho=ledger.rho_budget / 2,
+                          delta=1e-10)
+    low, high = domain["x"].edges[[0, -1]]
+    assert low <= np.quantile(frame["x"], 0.01) and high >= np.quantile(frame["x"], 0.99)
+    assert low >= 100 and high <= 5000
+    assert set(candidate_grid()) >= {low, high}
+    assert ledger.spent()[0] < 1.0
+
+
+def test_private_categories_drop_rare_values_into_other():
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.choice(["a", "b"], 20_000), ["rare"] * 3])
+    frame = pd.DataFrame({"c": values})
+    ledger = PrivacyLedger(1.0, 1e-9)
+    domain = learn_domain(frame, None, ledger=ledger, rng=rng, rho=ledger.rho_budget / 2,
+                          delta=5e-10)
+    spec = domain["c"]
+    assert spec.categories == ["a", "b"] and spec.other
+    assert spec.encode(np.array(["rare"], dtype=object))[0] == spec.other_code
+    assert ledger.entries[0].delta == pytest.approx(5e-10)
+
+
+def test_non_private_keeps_top_categories():
+    frame = pd.DataFrame({"c": list("aaaabbbcd")})
+    with pytest.warns(PrivacyWarning):
+        domain = learn_domain(frame, None, preprocessing="non-private", max_categories=2)
+    assert domain["c"].categories == ["a", "b"] and domain["c"].other
+
+
+def test_learned_columns_reserve_missing_codes_by_dtype():
+    frame = pd.DataFrame({"i": np.arange(100), "f": np.arange(100.0)})
+    ledger = PrivacyLedger(1.0, 1e-9)
+    domain = learn_domain(frame, None, ledger=ledger, rng=np.random.default_rng(0),
+                          rho=ledger.rho_budget / 2, delta=1e-10)
+    assert not domain["i"].missing and domain["f"].missing
+
+
+def test_check_table_errors():
+    with pytest.raises(ValueError, match="2-D"):
+        check_table(np.arange(3))
+    with pytest.raises(ValueError, match="duplicate"):
+        check_table(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+    with pytest.raises(ValueError, match="domain names columns not in X"):
+        learn_domain(pd.DataFrame({"a": [1]}), {"b": 2})
+
+
+def test_discretizer_in_a_pipeline_with_a_synthesizer(mixed_frame):
+    from sklearn_dpsynth import Domain
+    declared = {**MIXED_DOMAIN, "member": [False, True]}
+    domain = Domain.from_declaration(declared, n_bins=8)
+    sizes = [domain[column].size for column in mixed_frame.columns]
+    pipe = Pipeline([("disc", TableDiscretizer(domain=declared, n_bins=8)),
+                     ("synth", IndependentSynthesizer(domain=sizes, random_state=0))])
+    pipe.fit(mixed_frame, synth__epsilon=1.0)
+    codes = pipe.named_steps["synth"].sample(20)
+    rows = pipe.named_steps["disc"].inverse_transform(codes)
+    assert list(rows.columns) == list(mixed_frame.columns) and len(rows) == 20
