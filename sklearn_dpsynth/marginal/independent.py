@@ -20,19 +20,6 @@ class IndependentSynthesizer(BaseSynthesizer):
     projected onto valid counts, and columns are sampled independently.
     It preserves 1-way marginals and nothing else.
 
-    Privacy argument
-    ----------------
-    Neighbouring tables differ by adding or removing one row, which changes
-    each of the ``d`` column histograms by 1 in one cell: the vector of all
-    histograms has L2 sensitivity ``sqrt(d)``.  Measuring each histogram
-    with Gaussian noise of standard deviation ``sigma = sqrt(d / (2 rho))``
-    is therefore ``rho``-zCDP in total (``d`` entries of ``rho / d``),
-    where ``rho`` is all the budget left after domain learning.  The row
-    count, the projection, the pseudocount and sampling are
-    post-processing of these noisy histograms.  zCDP composes additively and
-    converts to ``(epsilon, delta)`` with the bound of Canonne, Kamath &
-    Steinke (2020); see :class:`~sklearn_dpsynth.privacy.PrivacyLedger`.
-
     Parameters
     ----------
     domain : dict, list, int or None, default=None
@@ -71,6 +58,19 @@ class IndependentSynthesizer(BaseSynthesizer):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when fitted on a DataFrame with string column names.
+
+    Notes
+    -----
+    **Privacy argument.** Neighbouring tables differ by adding or removing one row, which changes
+    each of the ``d`` column histograms by 1 in one cell: the vector of all
+    histograms has L2 sensitivity ``sqrt(d)``.  Measuring each histogram
+    with Gaussian noise of standard deviation ``sigma = sqrt(d / (2 rho))``
+    is therefore ``rho``-zCDP in total (``d`` entries of ``rho / d``),
+    where ``rho`` is all the budget left after domain learning.  The row
+    count, the projection, the pseudocount and sampling are
+    post-processing of these noisy histograms.  zCDP composes additively and
+    converts to ``(epsilon, delta)`` with the bound of Canonne, Kamath &
+    Steinke (2020); see :class:`~sklearn_dpsynth.privacy.PrivacyLedger`.
 
     Examples
     --------

@@ -1,0 +1,20 @@
+"""Fit the Independent baseline on data with a known distribution."""
+
+import numpy as np
+
+from sklearn_dpsynth import IndependentSynthesizer
+from sklearn_dpsynth.datasets import make_bayesnet
+
+data = make_bayesnet(n_samples=5000, n_features=6, random_state=0)
+synth = IndependentSynthesizer(domain=data.domain, random_state=0)
+synth.fit(data.frame, epsilon=1.0, delta=1e-9)
+
+rows = synth.sample(1000)
+print(rows.head())
+print(synth.privacy_ledger_.summary()[["target", "mechanism", "noise_scale", "rho"]])
+print("epsilon spent:", synth.privacy_ledger_.spent()[0])
+
+fresh = make_bayesnet(n_samples=5000, n_features=6, random_state=0)
+print(f"held-out NLL {-synth.score(fresh.frame):.3f} nats/row, "
+      f"true entropy {data.entropy:.3f}")
+assert np.isclose(synth.privacy_ledger_.spent()[0], 1.0)

@@ -1,0 +1,85 @@
+"""Command line: fit a synthesizer on a table and write synthetic rows.
+
+``python -m sklearn_dpsynth`` runs on the embedded default data (a random
+Bayesian network from :func:`~sklearn_dpsynth.datasets.make_bayesnet`, with
+its public domain), fits at ``epsilon=1``, writes the synthetic CSV, prints
+the privacy ledger and two quality figures: the mean 2-way total-variation
+distance to the real rows and the held-out negative log-likelihood beside
+the true entropy (its floor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import datasets
+from ._marginals import contingency_counts
+
+METHODS = {
+    "independent": "IndependentSynthesizer",
+    "mst": "MSTSynthesizer",
+    "aim": "AIMSynthesizer",
+    "dptbart": "DPTBARTSynthesizer",
+    "synlm": "SynLMSynthesizer",
+}
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m sklearn_dpsynth", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--method", choices=sorted(METHODS), default="mst")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--delta", type=float, default=1e-9)
+    parser.add_argument("--n-samples", type=int, default=20_000,
+                        help="rows of the embedded default data")
+    parser.add_argument("--output", default="synthetic.csv", help="where to write the rows")
+    parser.add_argument("--random-state", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def mean_two_way_tvd(real_codes: np.ndarray, synth_codes: np.ndarray, sizes) -> float:
+    """Mean total-variation distance over all 2-way marginals of two encoded tables."""
+    distances = []
+    for pair in itertools.combinations(range(len(sizes)), 2):
+        p = contingency_counts(real_codes, sizes, pair)
+        q = contingency_counts(synth_codes, sizes, pair)
+        distances.append(0.5 * np.abs(p / p.sum() - q / max(q.sum(), 1)).sum())
+    return float(np.mean(distances))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo job; returns the process exit code."""
+    args = _parse(argv)
+    import sklearn_dpsynth
+    cls = getattr(sklearn_dpsynth, METHODS[args.method], None)
+    if cls is None:
+        print(f"method {args.method!r} is not available in this installation", file=sys.stderr)
+        return 2
+    data = datasets.make_bayesnet(n_samples=args.n_samples, n_features=8,
+                                  random_state=args.random_state)
+    holdout = data.network.sample_codes(5_000, np.random.default_rng(args.random_state + 1))
+    synth = cls(domain=data.domain, random_state=args.random_state)
+    synth.fit(data.frame, epsilon=args.epsilon, delta=args.delta)
+    rows = synth.sample()
+    rows.to_csv(args.output, index=False)
+    print(f"wrote {len(rows)} synthetic rows to {args.output}\n")
+    with pd.option_context("display.width", 120, "display.max_columns", 10):
+        print(synth.privacy_ledger_.summary().to_string(index=False))
+    eps, delta = synth.privacy_ledger_.spent()
+    print(f"\nspent epsilon={eps:.6g}, delta={delta:g} (budget {args.epsilon:g}, {args.delta:g})")
+    real_codes = synth.domain_.encode(data.frame)
+    tvd = mean_two_way_tvd(real_codes, synth.domain_.encode(rows), synth.domain_.sizes)
+    nll = -float(np.mean(synth._log_likelihood_encoded(holdout)))
+    print(f"mean 2-way TVD vs real rows: {tvd:.4f}")
+    print(f"held-out NLL: {nll:.4f} nats/row (true entropy, the floor: {data.entropy:.4f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
