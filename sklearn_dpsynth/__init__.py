@@ -4,7 +4,7 @@ from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .exceptions import BudgetExceededError, PrivacyWarning
 from .marginal import IndependentSynthesizer
-from .preprocessing import TableDiscretizer
+from .preprocessing import TableDiscretizer, domain_from_public_data
 from .privacy import PrivacyLedger
 
 __version__ = "0.1.0"
@@ -13,6 +13,7 @@ __all__ = [
     "BaseSynthesizer",
     "IndependentSynthesizer",
     "TableDiscretizer",
+    "domain_from_public_data",
     "Domain",
     "ColumnSpec",
     "PrivacyLedger",

@@ -49,6 +49,7 @@ from .privacy import PrivacyLedger, epsilon_to_rho
 
 __all__ = [
     "TableDiscretizer",
+    "domain_from_public_data",
     "InputForm",
     "learn_domain",
     "candidate_grid",
@@ -335,6 +336,78 @@ def _warn_nonprivate(frame: pd.DataFrame, columns: Sequence[Hashable]) -> None:
         + " were read from the private data without privacy protection; the result "
         "is not differentially private. Declare them with domain= to avoid this.",
         PrivacyWarning, stacklevel=3)
+
+
+# --------------------------------------------------------------- public data
+def domain_from_public_data(
+    public: pd.DataFrame,
+    *,
+    n_bins: int = 32,
+    strategy: str = "uniform",
+    max_categories: int = 99,
+) -> dict:
+    """Build a domain declaration from a *public* table (costs no budget).
+
+    Bin edges come from scikit-learn's ``KBinsDiscretizer`` fitted on the
+    public table, so every strategy it offers can be used; category lists
+    are the public table's most frequent values.  Pass the result as
+    ``domain=`` to a synthesizer or :class:`TableDiscretizer`.
+
+    Parameters
+    ----------
+    public : pandas.DataFrame
+        A table that is not private (e.g. an older release, or a public
+        split); its columns should be those of the private table.
+    n_bins : int, default=32
+        Bins per numeric column (fewer when the public column has fewer
+        distinct values).
+    strategy : {"uniform", "quantile", "kmeans"}, default="uniform"
+        Binning strategy of ``KBinsDiscretizer``.
+    max_categories : int, default=99
+        Categories kept per column; rarer public values and values unseen
+        in the public table map to "other".
+
+    Returns
+    -------
+    declaration : dict
+        ``{column: entry}`` with ``{"edges": ..., "clip": True}`` for numeric
+        columns (private values outside the public range are clipped) and
+        ``{"categories": ..., "other": True}`` for the others.
+    """
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    if strategy not in ("uniform", "quantile", "kmeans"):
+        raise ValueError(f"strategy must be 'uniform', 'quantile' or 'kmeans', got {strategy!r}.")
+    frame, _ = check_table(public)
+    declaration: dict = {}
+    for name in frame.columns:
+        series = frame[name]
+        present = series.dropna()
+        missing = _can_hold_missing(series)
+        if _is_numeric(series):
+            n_distinct = present.nunique()
+            bins = max(1, min(n_bins, n_distinct))
+            edges = np.unique(_public_edges(present, bins, strategy, KBinsDiscretizer))
+            if edges.size < 2:
+                edges = np.array([edges[0], edges[0] + 1.0])
+            declaration[name] = {"kind": "numeric", "edges": edges, "clip": True,
+                                 "integer": _is_integer(series), "missing": missing}
+        else:
+            categories = list(present.value_counts().index[:max_categories])
+            declaration[name] = {"categories": sorted(categories, key=str), "other": True,
+                                 "missing": missing}
+    return declaration
+
+
+def _public_edges(values: pd.Series, bins: int, strategy: str, kbins) -> np.ndarray:
+    if bins < 2:
+        return np.array([values.min(), values.max()], dtype=float)
+    options = {"quantile_method": "averaged_inverted_cdf"} if strategy == "quantile" else {}
+    model = kbins(n_bins=bins, encode="ordinal", strategy=strategy, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # merged near-duplicate edges
+        model.fit(values.to_numpy(dtype=float).reshape(-1, 1))
+    return np.asarray(model.bin_edges_[0], dtype=float)
 
 
 # ------------------------------------------------------------- transformer

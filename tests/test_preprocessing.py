@@ -110,3 +110,17 @@ def test_discretizer_in_a_pipeline_with_a_synthesizer(mixed_frame):
     codes = pipe.named_steps["synth"].sample(20)
     rows = pipe.named_steps["disc"].inverse_transform(codes)
     assert list(rows.columns) == list(mixed_frame.columns) and len(rows) == 20
+
+
+def test_domain_from_public_data_costs_nothing_and_uses_public_edges(mixed_frame):
+    from sklearn_dpsynth.preprocessing import domain_from_public_data
+    public, private = mixed_frame.iloc[:200], mixed_frame.iloc[200:]
+    declaration = domain_from_public_data(public, n_bins=4, strategy="quantile")
+    edges = declaration["income"]["edges"]
+    np.testing.assert_allclose(edges[[0, -1]], [public["income"].min(), public["income"].max()])
+    assert np.sum(public["income"] < edges[2]) == pytest.approx(100, abs=2)  # quantile median
+    synth = IndependentSynthesizer(domain=declaration, random_state=0).fit(private, epsilon=1.0)
+    assert all(t.startswith("1-way") for t in synth.privacy_ledger_.summary()["target"])
+    assert len(synth.sample(10)) == 10
+    with pytest.raises(ValueError, match="strategy"):
+        domain_from_public_data(public, strategy="magic")
