@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
-from .domain import Domain
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import PrivacyLedger
 
