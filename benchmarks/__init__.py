@@ -1,0 +1,1 @@
+"""Benchmark harness of sklearn-dpsynth (``python -m benchmarks.run --help``)."""
