@@ -1,0 +1,40 @@
+"""Graphical-model engine (Private-PGM) of the MST and AIM synthesizers.
+
+Factors over named attributes (:class:`Factor`), junction trees of clique
+sets (:class:`JunctionTree`, :func:`model_size`), exact log-space belief
+propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`),
+estimation from noisy marginals by mirror descent (:class:`Measurement`,
+:func:`estimate`), and the fitted model with its generators
+(:class:`GraphicalModel`).
+"""
+
+from .estimation import estimate
+from .factor import Factor
+from .inference import (
+    CalibratedBeliefs,
+    belief_propagation,
+    calibrate,
+    potentials_from_marginals,
+)
+from .junction_tree import JunctionTree, model_size, model_size_mb
+from .measurement import Measurement, Objective, estimate_total
+from .model import GraphicalModel
+from .sampling import sample_iid, sample_lowvar
+
+__all__ = [
+    "Factor",
+    "JunctionTree",
+    "model_size",
+    "model_size_mb",
+    "belief_propagation",
+    "calibrate",
+    "CalibratedBeliefs",
+    "potentials_from_marginals",
+    "Measurement",
+    "Objective",
+    "estimate",
+    "estimate_total",
+    "GraphicalModel",
+    "sample_iid",
+    "sample_lowvar",
+]

@@ -1,0 +1,132 @@
+"""Private-PGM estimation: the model that best explains noisy marginals.
+
+:func:`estimate` builds the junction tree of the measured cliques (plus any
+extra cliques), warm-starts the log-potentials, and minimises
+
+    L(mu) = sum_C weight_C * ||Q_C mu_C - y_C||^2 / sigma_C^2
+
+over the model's marginal counts ``mu`` by (accelerated) entropic mirror
+descent on the log-potentials (:mod:`.mirror_descent`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .factor import Factor
+from .junction_tree import JunctionTree, validate_cliques, validate_domain
+from .measurement import Measurement, Objective, estimate_total
+from .mirror_descent import mirror_descent
+from .model import GraphicalModel, tables_from_potentials
+
+__all__ = ["estimate", "Measurement", "estimate_total"]  # the last two re-exported
+
+
+def _initial_tables(
+    tree: JunctionTree,
+    potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None,
+) -> list[np.ndarray]:
+    """Warm-start log tables on ``tree``."""
+    if potentials is None:
+        return tables_from_potentials(tree, None)
+    if isinstance(potentials, GraphicalModel):
+        if potentials.domain != tree.domain:
+            raise ValueError("potentials is a GraphicalModel over another domain")
+        if potentials.cliques == tree.cliques:
+            return [t.copy() for t in potentials.tables]
+        return potentials.project(tree).tables
+    if not isinstance(potentials, Mapping):
+        raise ValueError("potentials must be None, a GraphicalModel or a mapping")
+    keys = validate_cliques(tree.domain, potentials.keys(), "potentials")
+    if all(tree.index_containing(k) is not None for k in keys):
+        return tables_from_potentials(tree, potentials)
+    return GraphicalModel(tree.domain, keys, potentials).project(tree).tables
+
+
+def _check_measurements(
+    domain: dict[str, int], measurements: Sequence[Measurement]
+) -> list[Measurement]:
+    """Validate the measurement list."""
+    if isinstance(measurements, Measurement) or not isinstance(measurements, Sequence):
+        raise ValueError("measurements must be a sequence of Measurement")
+    for m in measurements:
+        if not isinstance(m, Measurement):
+            raise ValueError(f"measurements must contain Measurement, got {type(m)}")
+        m.check(domain)
+    return list(measurements)
+
+
+def _check_options(max_iters: int, tol: float, total: float | None) -> None:
+    """Validate the scalar options of :func:`estimate`."""
+    if isinstance(max_iters, bool) or int(max_iters) != max_iters or max_iters < 0:
+        raise ValueError(f"max_iters must be a non-negative int, got {max_iters!r}")
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
+    if total is not None and (not np.isfinite(total) or total <= 0):
+        raise ValueError(f"total must be positive and finite, got {total!r}")
+
+
+def estimate(
+    domain: Mapping[str, int],
+    measurements: Sequence[Measurement],
+    *,
+    cliques: Sequence[Sequence[str]] | None = None,
+    total: float | None = None,
+    potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None = None,
+    max_iters: int = 1000,
+    tol: float = 1e-4,
+    accelerated: bool = True,
+    callback: Callable[[int, float], bool | None] | None = None,
+) -> tuple[GraphicalModel, dict]:
+    """Fit a graphical model to noisy marginal measurements (Private-PGM).
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes.
+    measurements : sequence of Measurement
+        Noisy measurements of marginal counts.
+    cliques : sequence of sequence of str, default=None
+        Extra cliques the model must contain (beyond the measured ones).
+    total : float, default=None
+        Number of records; estimated by :func:`estimate_total` when None.
+    potentials : GraphicalModel or mapping, default=None
+        Warm start: a model (projected onto the new junction tree when its
+        maximal cliques differ) or log-potentials keyed by clique.
+    max_iters : int, default=1000
+        Maximum number of accepted mirror-descent steps.
+    tol : float, default=1e-4
+        Stop when an accepted step lowers the loss by at most ``tol`` times
+        the loss.  With noisy measurements the last digits of the loss are
+        spent fitting noise: smaller values get closer to the exact
+        minimiser but rarely improve the model's marginals.
+    accelerated : bool, default=True
+        Accelerated mirror descent with restarts (else plain mirror descent).
+    callback : callable, default=None
+        ``callback(iteration, loss)`` after every accepted step; returning
+        True stops the optimisation.
+
+    Returns
+    -------
+    model : GraphicalModel
+        The fitted model (``model.total`` is the total used).
+    info : dict
+        ``loss_history`` (loss at the start and after every accepted step,
+        non-increasing), ``iterations``, ``converged``, ``n_inference``
+        (belief propagations run), ``n_restarts``, ``step_size`` (final
+        step on the count gradient) and ``total``.
+    """
+    dom = validate_domain(domain)
+    measurements = _check_measurements(dom, measurements)
+    _check_options(max_iters, tol, total)
+    total = float(estimate_total(dom, measurements) if total is None else total)
+    extra = validate_cliques(dom, cliques or [], "cliques")
+    tree = JunctionTree(dom, [m.clique for m in measurements] + extra)
+    objective = Objective(tree, measurements, total)
+    tables, info = mirror_descent(tree, _initial_tables(tree, potentials), objective,
+                                  max_iters=int(max_iters), tol=float(tol),
+                                  accelerated=accelerated, callback=callback)
+    info["total"] = total
+    return GraphicalModel.from_tables(tree, tables, total), info

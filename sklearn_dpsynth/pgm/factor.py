@@ -1,0 +1,472 @@
+"""Log-space factors over named discrete attributes.
+
+A :class:`Factor` is a dense table indexed by the codes of a tuple of
+attributes.  In the graphical-model engine its values are *log*-potentials,
+so ``+`` is the product of two potentials and ``-`` their quotient; the
+operators broadcast automatically over the union of the two attribute sets.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["Factor", "logsumexp_axes", "log_sum_shifted", "sum_axes"]
+
+
+_SHORT_AXIS = 16
+_LETTERS = string.ascii_letters
+_UNDERFLOW = 1e-290
+
+
+def sum_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """Sum over some axes, avoiding numpy's slow reduction layouts.
+
+    numpy reduces a short contiguous block one output element at a time,
+    which can be tens of times slower than the alternatives: summed axes
+    that form a trailing block are reduced on a 2-D view (column by column
+    when the block is short), a leading block on a 2-D view over rows, and
+    any other pattern with einsum.
+
+    Parameters
+    ----------
+    values : ndarray
+        Array to reduce.
+    axes : tuple of int
+        Non-negative axes summed out; the remaining axes keep their order.
+
+    Returns
+    -------
+    out : ndarray
+        A new array (also when ``axes`` is empty).
+    """
+    axes = sorted(set(axes))
+    if not axes:
+        return values.copy()
+    ndim = values.ndim
+    n_axes = len(axes)
+    kept_shape = tuple(s for k, s in enumerate(values.shape) if k not in axes)
+    if axes == list(range(ndim - n_axes, ndim)):
+        flat = values.reshape(-1, int(np.prod(values.shape[ndim - n_axes:])))
+        return _sum_columns(flat).reshape(kept_shape)
+    if axes == list(range(n_axes)):
+        flat = values.reshape(int(np.prod(values.shape[:n_axes])), -1)
+        return np.add.reduce(flat, axis=0).reshape(kept_shape)
+    return _einsum_reduce(values, set(axes))
+
+
+def _sum_columns(flat: np.ndarray) -> np.ndarray:
+    """Row sums of a 2-D array (by columns when the rows are short)."""
+    if flat.shape[1] > _SHORT_AXIS:
+        return np.add.reduce(flat, axis=1)
+    acc = flat[:, 0].copy()
+    for k in range(1, flat.shape[1]):
+        acc += flat[:, k]
+    return acc
+
+
+def _einsum_reduce(values: np.ndarray, axes: set[int]) -> np.ndarray:
+    """Sum over ``axes`` with einsum."""
+    if values.ndim > len(_LETTERS):
+        return np.add.reduce(values, axis=tuple(sorted(axes)))
+    letters = _LETTERS[:values.ndim]
+    kept = "".join(c for k, c in enumerate(letters) if k not in axes)
+    return np.einsum(f"{letters}->{kept}", values)
+
+
+def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """Log of the sum of exponentials over some axes, stably.
+
+    The exponentials are shifted by the global maximum; only if a finite
+    entry underflows under that shift is every slice recomputed with its
+    own maximum, so the result is exact to floating-point precision
+    (``-inf`` entries are exact zeros and need no care).
+
+    Parameters
+    ----------
+    values : ndarray
+        Log-space values (``-inf`` allowed).
+    axes : tuple of int
+        Non-negative axes summed out; the remaining axes keep their order.
+
+    Returns
+    -------
+    out : ndarray
+        ``log(sum(exp(values), axis=axes))``; ``-inf`` where every summed
+        entry is ``-inf``.
+    """
+    if not axes:
+        return np.array(values, dtype=float, copy=True)
+    shift = float(np.max(values)) if values.size else 0.0
+    if not np.isfinite(shift):
+        shift = 0.0
+    return log_sum_shifted(np.exp(values - shift), values, axes, shift)
+
+
+def log_sum_shifted(
+    exped: np.ndarray, values: np.ndarray, axes: tuple[int, ...], shift: float
+) -> np.ndarray:
+    """``log(sum(exp(values)))`` over ``axes`` given ``exped = exp(values - shift)``.
+
+    Parameters
+    ----------
+    exped : ndarray
+        ``exp(values - shift)``.
+    values : ndarray
+        The log-space values (used only when ``exped`` has underflowed).
+    axes : tuple of int
+        Non-negative axes summed out.
+    shift : float
+        The shift used for ``exped``.
+
+    Returns
+    -------
+    out : ndarray
+        Exact log-sums; slices of ``-inf`` give ``-inf``.
+    """
+    total = sum_axes(exped, axes)
+    if np.all(total > _UNDERFLOW) or not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
+        with np.errstate(divide="ignore"):
+            return np.log(total) + shift
+    return _logsumexp_sliced(values, axes)
+
+
+def _logsumexp_sliced(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """Log-sum-exp with one max shift per reduced slice."""
+    shift = np.max(values, axis=axes, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    with np.errstate(divide="ignore"):
+        total = np.log(sum_axes(np.exp(values - shift), axes))
+    return total + np.squeeze(shift, axis=axes)
+
+
+def _as_attributes(attributes: Sequence[str], name: str) -> tuple[str, ...]:
+    """Validate a sequence of distinct attribute names."""
+    if isinstance(attributes, str):
+        raise ValueError(f"{name} must be a sequence of attribute names, not a str")
+    attrs = tuple(attributes)
+    if not all(isinstance(a, str) for a in attrs):
+        raise ValueError(f"{name} must contain attribute names (str)")
+    if len(set(attrs)) != len(attrs):
+        raise ValueError(f"{name} has repeated attributes: {attrs}")
+    return attrs
+
+
+def _sizes_for(
+    attributes: tuple[str, ...], sizes: Mapping[str, int] | Sequence[int], name: str
+) -> tuple[int, ...]:
+    """Sizes of ``attributes`` from a mapping or a parallel sequence."""
+    if isinstance(sizes, Mapping):
+        missing = [a for a in attributes if a not in sizes]
+        if missing:
+            raise ValueError(f"{name} has no size for attributes {missing}")
+        out = tuple(int(sizes[a]) for a in attributes)
+    else:
+        out = tuple(int(s) for s in sizes)
+        if len(out) != len(attributes):
+            raise ValueError(f"{name} must give one size per attribute")
+    if any(s < 1 for s in out):
+        raise ValueError(f"{name} must be positive integers, got {out}")
+    return out
+
+
+class Factor:
+    """Dense table over a tuple of named discrete attributes.
+
+    Parameters
+    ----------
+    attributes : tuple of str
+        Names of the axes of ``values``, in axis order.
+    values : array_like
+        Table of shape ``(size(attributes[0]), size(attributes[1]), ...)``;
+        a scalar for the empty attribute tuple.  Log-space potentials in the
+        engine, but the class itself is agnostic.
+
+    Notes
+    -----
+    ``f + g`` and ``f - g`` are log-space product and division: the result
+    lives on ``f.attributes`` followed by the attributes of ``g`` absent
+    from ``f``, and both operands are broadcast to it.
+    """
+
+    __slots__ = ("attributes", "values")
+
+    def __init__(self, attributes: Sequence[str], values: np.ndarray) -> None:
+        attrs = _as_attributes(attributes, "attributes")
+        vals = np.asarray(values, dtype=float)
+        if vals.ndim != len(attrs):
+            raise ValueError(
+                f"values has {vals.ndim} axes but attributes names {len(attrs)}"
+            )
+        self.attributes: tuple[str, ...] = attrs
+        self.values: np.ndarray = vals
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def zeros(cls, attributes: Sequence[str], domain: Mapping[str, int]) -> "Factor":
+        """All-zero factor (the constant-one potential in log space).
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            Attributes of the factor.
+        domain : mapping of str to int
+            Number of codes of every attribute.
+
+        Returns
+        -------
+        factor : Factor
+        """
+        attrs = _as_attributes(attributes, "attributes")
+        return cls(attrs, np.zeros(_sizes_for(attrs, domain, "domain")))
+
+    @classmethod
+    def uniform(cls, attributes: Sequence[str], domain: Mapping[str, int]) -> "Factor":
+        """Log of the uniform distribution over the attributes' cells.
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            Attributes of the factor.
+        domain : mapping of str to int
+            Number of codes of every attribute.
+
+        Returns
+        -------
+        factor : Factor
+            Constant ``-log(n_cells)``, so that ``exp()`` sums to one.
+        """
+        attrs = _as_attributes(attributes, "attributes")
+        shape = _sizes_for(attrs, domain, "domain")
+        n_cells = float(np.prod(shape, dtype=float))
+        return cls(attrs, np.full(shape, -np.log(n_cells)))
+
+    # ------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the table (sizes of the attributes)."""
+        return self.values.shape
+
+    @property
+    def size(self) -> int:
+        """Number of cells of the table."""
+        return int(self.values.size)
+
+    @property
+    def domain(self) -> dict[str, int]:
+        """Attribute sizes of the factor as an ordered dict."""
+        return dict(zip(self.attributes, self.values.shape))
+
+    def __repr__(self) -> str:
+        return f"Factor(attributes={self.attributes}, shape={self.shape})"
+
+    def copy(self) -> "Factor":
+        """Deep copy of the factor.
+
+        Returns
+        -------
+        factor : Factor
+        """
+        return Factor(self.attributes, self.values.copy())
+
+    # ---------------------------------------------------------- rearranging
+    def transpose(self, attributes: Sequence[str]) -> "Factor":
+        """Reorder the axes.
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            A permutation of ``self.attributes``.
+
+        Returns
+        -------
+        factor : Factor
+        """
+        attrs = _as_attributes(attributes, "attributes")
+        if set(attrs) != set(self.attributes) or len(attrs) != len(self.attributes):
+            raise ValueError(
+                f"attributes {attrs} is not a permutation of {self.attributes}"
+            )
+        perm = [self.attributes.index(a) for a in attrs]
+        return Factor(attrs, np.transpose(self.values, perm))
+
+    def broadcast_view(self, attributes: Sequence[str]) -> np.ndarray:
+        """Values arranged to broadcast against a table over ``attributes``.
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            A superset of ``self.attributes`` in the target axis order.
+
+        Returns
+        -------
+        view : ndarray
+            ``len(attributes)`` axes; size 1 on the axes the factor lacks.
+        """
+        attrs = tuple(attributes)
+        missing = [a for a in self.attributes if a not in attrs]
+        if missing:
+            raise ValueError(f"attributes lacks {missing} of the factor")
+        present = [a for a in attrs if a in self.attributes]
+        perm = [self.attributes.index(a) for a in present]
+        vals = np.transpose(self.values, perm)
+        shape = [self.values.shape[self.attributes.index(a)] if a in self.attributes
+                 else 1 for a in attrs]
+        return vals.reshape(shape)
+
+    def expand(
+        self, attributes: Sequence[str], sizes: Mapping[str, int] | Sequence[int]
+    ) -> "Factor":
+        """Broadcast to a superset of attributes in a target order.
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            Target attributes; must contain ``self.attributes``.
+        sizes : mapping of str to int, or sequence of int
+            Sizes of the target attributes (a mapping by name or a sequence
+            parallel to ``attributes``).
+
+        Returns
+        -------
+        factor : Factor
+            Constant along the new axes.
+        """
+        attrs = _as_attributes(attributes, "attributes")
+        shape = _sizes_for(attrs, sizes, "sizes")
+        for a, s in zip(attrs, shape):
+            if a in self.attributes and self.values.shape[self.attributes.index(a)] != s:
+                raise ValueError(f"sizes disagrees with the factor on attribute {a!r}")
+        view = self.broadcast_view(attrs)
+        return Factor(attrs, np.array(np.broadcast_to(view, shape)))
+
+    # ------------------------------------------------------------ arithmetic
+    def _aligned(self, other: "Factor") -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+        """Both operands as arrays broadcastable over the union of attributes."""
+        union = self.attributes + tuple(
+            a for a in other.attributes if a not in self.attributes
+        )
+        for a in other.attributes:
+            if a in self.attributes:
+                if self.values.shape[self.attributes.index(a)] != \
+                        other.values.shape[other.attributes.index(a)]:
+                    raise ValueError(f"factors disagree on the size of {a!r}")
+        return union, self.broadcast_view(union), other.broadcast_view(union)
+
+    def _binary(self, other: "Factor | float", op) -> "Factor":
+        """Apply a broadcasting binary operation."""
+        if isinstance(other, Factor):
+            union, left, right = self._aligned(other)
+            return Factor(union, op(left, right))
+        if np.ndim(other) != 0:
+            raise ValueError("other must be a Factor or a scalar")
+        return Factor(self.attributes, op(self.values, float(other)))
+
+    def __add__(self, other: "Factor | float") -> "Factor":
+        """Log-space product (sum of log-potentials)."""
+        return self._binary(other, np.add)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: "Factor | float") -> "Factor":
+        """Log-space division (difference of log-potentials)."""
+        def sub(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore"):
+                out = np.subtract(a, b)
+            # -inf - -inf: a zero divided by a zero is taken as zero.
+            return np.where(np.isnan(out) & np.isneginf(a), -np.inf, out)
+        return self._binary(other, sub)
+
+    def __mul__(self, scalar: float) -> "Factor":
+        """Scale the values (a power of the potential in log space)."""
+        if isinstance(scalar, Factor) or np.ndim(scalar) != 0:
+            raise ValueError("scalar must be a real number")
+        return Factor(self.attributes, self.values * float(scalar))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> "Factor":
+        """Negated values (the reciprocal potential in log space)."""
+        return Factor(self.attributes, -self.values)
+
+    # ----------------------------------------------------------- reductions
+    def _reduce_axes(self, keep: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Validated ``keep`` tuple and the axes summed out."""
+        keep_t = _as_attributes(keep, "keep")
+        extra = [a for a in keep_t if a not in self.attributes]
+        if extra:
+            raise ValueError(f"keep has attributes {extra} not in the factor")
+        axes = tuple(i for i, a in enumerate(self.attributes) if a not in keep_t)
+        return keep_t, axes
+
+    def _reordered(self, keep: tuple[str, ...], values: np.ndarray) -> "Factor":
+        """Wrap reduced values (remaining axes in factor order) in keep order."""
+        kept = tuple(a for a in self.attributes if a in keep)
+        return Factor(kept, values).transpose(keep)
+
+    def logsumexp(self, keep: Sequence[str] = ()) -> "Factor":
+        """Marginalise in log space.
+
+        Parameters
+        ----------
+        keep : sequence of str, default=()
+            Attributes kept, in the order of the result's axes.
+
+        Returns
+        -------
+        factor : Factor
+            ``log(sum(exp(values)))`` over the other attributes.
+        """
+        keep_t, axes = self._reduce_axes(keep)
+        return self._reordered(keep_t, logsumexp_axes(self.values, axes))
+
+    def sum(self, keep: Sequence[str] = ()) -> "Factor":
+        """Marginalise in linear space.
+
+        Parameters
+        ----------
+        keep : sequence of str, default=()
+            Attributes kept, in the order of the result's axes.
+
+        Returns
+        -------
+        factor : Factor
+            Sum of the values over the other attributes.
+        """
+        keep_t, axes = self._reduce_axes(keep)
+        return self._reordered(keep_t, sum_axes(self.values, axes))
+
+    def exp(self) -> "Factor":
+        """Elementwise exponential.
+
+        Returns
+        -------
+        factor : Factor
+        """
+        return Factor(self.attributes, np.exp(self.values))
+
+    def log(self) -> "Factor":
+        """Elementwise natural log (``-inf`` at zeros).
+
+        Returns
+        -------
+        factor : Factor
+        """
+        if np.any(self.values < 0):
+            raise ValueError("log of a factor with negative values")
+        with np.errstate(divide="ignore"):
+            return Factor(self.attributes, np.log(self.values))
+
+    def normalize(self) -> "Factor":
+        """Log-normalise so that ``exp()`` sums to one.
+
+        Returns
+        -------
+        factor : Factor
+        """
+        total = float(logsumexp_axes(self.values, tuple(range(self.values.ndim))))
+        if not np.isfinite(total):
+            raise ValueError("cannot normalize a factor whose exp() sums to 0 or inf")
+        return Factor(self.attributes, self.values - total)

@@ -1,0 +1,397 @@
+"""Exact sum-product inference on a junction tree, in log space.
+
+:func:`belief_propagation` runs Hugin-style message passing (leaves to root,
+then root to leaves) on log-potentials attached to the maximal cliques of a
+:class:`~sklearn_dpsynth.pgm.junction_tree.JunctionTree`; the per-edge axis
+bookkeeping is computed once per tree (:func:`message_plan`) and reused.
+:class:`CalibratedBeliefs` answers marginal queries over any attribute
+subset: from a covering clique when there is one, otherwise by variable
+elimination over the smallest subtree whose cliques cover the query.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .factor import log_sum_shifted, logsumexp_axes, sum_axes
+from .junction_tree import JunctionTree
+
+__all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
+           "calibrate", "potentials_from_marginals"]
+
+_CACHE_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class MessagePlan:
+    """Axis bookkeeping of the tree edges, computed once per junction tree.
+
+    Attributes
+    ----------
+    shapes : list of tuple of int
+        Shape of every maximal clique's table.
+    child_axes : list of tuple of int
+        For clique ``i`` (non-root), the axes of ``i`` summed out to get its
+        separator with its parent.
+    parent_axes : list of tuple of int
+        Axes of the parent of ``i`` summed out to get the same separator.
+    child_shape : list of tuple of int
+        Separator table reshaped to broadcast against clique ``i``.
+    parent_shape : list of tuple of int
+        Separator table reshaped to broadcast against the parent of ``i``.
+    """
+
+    shapes: list
+    child_axes: list
+    parent_axes: list
+    child_shape: list
+    parent_shape: list
+
+
+def _sep_axes(clique: tuple[str, ...], sep: set[str]) -> tuple[int, ...]:
+    """Axes of ``clique`` that are not in ``sep``."""
+    return tuple(k for k, a in enumerate(clique) if a not in sep)
+
+
+def _sep_shape(clique: tuple[str, ...], shape: tuple[int, ...], sep: set[str]) -> tuple[int, ...]:
+    """Broadcast shape of a separator table against ``clique``."""
+    return tuple(s if a in sep else 1 for a, s in zip(clique, shape))
+
+
+def message_plan(tree: JunctionTree) -> MessagePlan:
+    """Axis bookkeeping of a junction tree (cached on the tree).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The tree.
+
+    Returns
+    -------
+    plan : MessagePlan
+    """
+    cached = getattr(tree, "_message_plan", None)
+    if cached is not None:
+        return cached
+    shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
+    n = len(tree.cliques)
+    child_axes, parent_axes = [()] * n, [()] * n
+    child_shape, parent_shape = [()] * n, [()] * n
+    for i in tree.order[1:]:
+        p = tree.parent[i]
+        sep = set(tree.cliques[i]) & set(tree.cliques[p])
+        child_axes[i] = _sep_axes(tree.cliques[i], sep)
+        parent_axes[i] = _sep_axes(tree.cliques[p], sep)
+        child_shape[i] = _sep_shape(tree.cliques[i], shapes[i], sep)
+        parent_shape[i] = _sep_shape(tree.cliques[p], shapes[p], sep)
+    plan = MessagePlan(shapes, child_axes, parent_axes, child_shape, parent_shape)
+    tree._message_plan = plan
+    return plan
+
+
+def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """``new - old`` in log space with ``0 / 0 = 0``."""
+    with np.errstate(invalid="ignore"):
+        out = new - old
+    if np.isneginf(old).any():
+        out[np.isnan(out)] = -np.inf
+    return out
+
+
+def _separator_log(
+    prob: np.ndarray, log_belief: np.ndarray, axes: tuple[int, ...]
+) -> np.ndarray:
+    """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``)."""
+    return log_sum_shifted(prob, log_belief, axes, 0.0)
+
+
+def belief_propagation(
+    tree: JunctionTree, log_potentials: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+    """Calibrate a junction tree by two-pass sum-product in log space.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    log_potentials : sequence of ndarray
+        One log-potential table per maximal clique (``tree.cliques`` order,
+        axes in the clique's attribute order).
+
+    Returns
+    -------
+    log_beliefs : list of ndarray
+        Normalised log-marginals of the maximal cliques.
+    beliefs : list of ndarray
+        The same marginals as probabilities.
+    log_partition : float
+        Log of the sum over all cells of the product of the potentials.
+    """
+    plan = message_plan(tree)
+    if len(log_potentials) != len(tree.cliques):
+        raise ValueError("log_potentials must have one table per maximal clique")
+    belief = []
+    for table, shape in zip(log_potentials, plan.shapes):
+        table = np.asarray(table, dtype=float)
+        if table.shape != shape:
+            raise ValueError(f"log_potentials table has shape {table.shape}, expected {shape}")
+        belief.append(table.copy())
+    upward = [None] * len(belief)
+    for i in reversed(tree.order[1:]):
+        upward[i] = logsumexp_axes(belief[i], plan.child_axes[i])
+        belief[tree.parent[i]] += upward[i].reshape(plan.parent_shape[i])
+    log_z = float(logsumexp_axes(belief[0], tuple(range(belief[0].ndim))))
+    if not np.isfinite(log_z):
+        raise ValueError("log_potentials give a zero or infinite partition function")
+    belief[0] -= log_z
+    probs = [None] * len(belief)
+    for p in tree.order:
+        # belief[p] is final (normalised) once its parent has sent its message
+        probs[p] = np.exp(belief[p])
+        for i in tree.neighbor_indices(p):
+            if tree.parent[i] != p:
+                continue
+            new = _separator_log(probs[p], belief[p], plan.parent_axes[i])
+            belief[i] += _log_divide(new, upward[i]).reshape(plan.child_shape[i])
+    return belief, probs, log_z
+
+
+def _einsum_product(
+    factors: list[tuple[tuple[str, ...], np.ndarray]], keep: tuple[str, ...]
+) -> np.ndarray:
+    """Sum of the product of factors over every attribute outside ``keep``."""
+    names = sorted({a for attrs, _ in factors for a in attrs} | set(keep))
+    if len(names) > len(string.ascii_letters):
+        raise ValueError("too many attributes in one elimination step")
+    letter = {a: string.ascii_letters[k] for k, a in enumerate(names)}
+    spec = ",".join("".join(letter[a] for a in attrs) for attrs, _ in factors)
+    spec += "->" + "".join(letter[a] for a in keep)
+    # plain C einsum: one sum-of-products loop, no BLAS (whose threads can
+    # stall on a busy machine); each call only spans one elimination scope
+    return np.einsum(spec, *[values for _, values in factors])
+
+
+def _scope_cells(
+    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: dict[str, int]
+) -> float:
+    """Cells of the product of the factors that mention ``v``."""
+    scope = {a for attrs, _ in factors if v in attrs for a in attrs}
+    return float(np.prod([sizes[a] for a in scope], dtype=float))
+
+
+def _eliminate(
+    factors: list[tuple[tuple[str, ...], np.ndarray]],
+    keep: tuple[str, ...],
+    sizes: dict[str, int],
+) -> np.ndarray:
+    """Variable elimination (greedy smallest intermediate) down to ``keep``."""
+    factors = list(factors)
+    hidden = sorted({a for attrs, _ in factors for a in attrs} - set(keep))
+    while hidden:
+        v = min(hidden, key=lambda u: (_scope_cells(factors, u, sizes), u))
+        touching = [f for f in factors if v in f[0]]
+        factors = [f for f in factors if v not in f[0]]
+        scope = tuple(sorted({a for attrs, _ in touching for a in attrs} - {v}))
+        factors.append((scope, _einsum_product(touching, scope)))
+        hidden.remove(v)
+    return _einsum_product(factors, keep)
+
+
+class CalibratedBeliefs:
+    """Calibrated clique marginals of a junction-tree model.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    log_potentials : sequence of ndarray
+        One log-potential table per maximal clique of ``tree``.
+
+    Attributes
+    ----------
+    tree : JunctionTree
+    log_beliefs : list of ndarray
+        Normalised log-marginals of the maximal cliques.
+    beliefs : list of ndarray
+        Marginal probabilities of the maximal cliques.
+    log_partition : float
+        Log-partition function of the potentials.
+    """
+
+    def __init__(self, tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> None:
+        self.tree = tree
+        self.log_beliefs, self.beliefs, self.log_partition = belief_propagation(
+            tree, log_potentials
+        )
+        self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._cache_cells = 0
+        self._conditionals: dict[int, np.ndarray] = {}
+
+    def clique_belief(self, clique: Sequence[str]) -> np.ndarray:
+        """Probabilities of a maximal clique (axes in the clique's order).
+
+        Parameters
+        ----------
+        clique : sequence of str
+            A maximal clique of the tree.
+
+        Returns
+        -------
+        belief : ndarray
+        """
+        return self.beliefs[self.tree.index(clique)]
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        """Exact marginal probabilities of any attribute subset.
+
+        Parameters
+        ----------
+        attrs : sequence of str
+            Distinct attributes of the domain, in the output axis order.
+
+        Returns
+        -------
+        marginal : ndarray
+            Probabilities of shape ``(size(attrs[0]), ...)``; sums to one.
+        """
+        return np.array(self.marginal_view(attrs), order="C")
+
+    def marginal_view(self, attrs: Sequence[str]) -> np.ndarray:
+        """Like :meth:`marginal` but possibly a read-only view of the cache.
+
+        Parameters
+        ----------
+        attrs : sequence of str
+            Distinct attributes of the domain, in the output axis order.
+
+        Returns
+        -------
+        marginal : ndarray
+            Do not modify it.
+        """
+        if isinstance(attrs, str):
+            raise ValueError("attrs must be a sequence of attribute names, not a str")
+        attrs = tuple(attrs)
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"attrs has repeated attributes: {attrs}")
+        key = self.tree.sort(attrs)
+        values = self._cached(key)
+        return np.transpose(values, [key.index(a) for a in attrs])
+
+    def _cached(self, key: tuple[str, ...]) -> np.ndarray:
+        """Canonical-order marginal through a bounded LRU cache."""
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        values = self._sorted_marginal(key)
+        values.flags.writeable = False
+        if values.size <= _CACHE_CELLS:
+            self._cache[key] = values
+            self._cache_cells += values.size
+            while self._cache_cells > _CACHE_CELLS:
+                _, old = self._cache.popitem(last=False)
+                self._cache_cells -= old.size
+        return values
+
+    def _sorted_marginal(self, key: tuple[str, ...]) -> np.ndarray:
+        """Marginal with axes in the tree's canonical order."""
+        if not key:
+            return np.array(1.0)
+        index = self.tree.index_containing(key)
+        if index is not None:
+            clique = self.tree.cliques[index]
+            axes = tuple(k for k, a in enumerate(clique) if a not in key)
+            return sum_axes(self.beliefs[index], axes)
+        return self._eliminated_marginal(key)
+
+    def _covering_subtree(self, wanted: set[str]) -> list[int]:
+        """Smallest subtree covering ``wanted``, by pruning useless leaves."""
+        tree = self.tree
+        alive = set(range(len(tree.cliques)))
+        changed = True
+        while changed and len(alive) > 1:
+            changed = False
+            for i in sorted(alive):
+                nbrs = [j for j in tree.neighbor_indices(i) if j in alive]
+                if len(nbrs) != 1 or len(alive) == 1:
+                    continue
+                if (wanted & set(tree.cliques[i])) <= set(tree.cliques[nbrs[0]]):
+                    alive.discard(i)
+                    changed = True
+        return [i for i in tree.order if i in alive]
+
+    def _conditional(self, i: int) -> np.ndarray:
+        """Probabilities of clique ``i`` given its separator with its parent."""
+        if i not in self._conditionals:
+            self._conditionals[i] = self._compute_conditional(i)
+        return self._conditionals[i]
+
+    def _compute_conditional(self, i: int) -> np.ndarray:
+        """Divide the belief of clique ``i`` by its parent separator's."""
+        plan = message_plan(self.tree)
+        belief = self.beliefs[i]
+        sep = sum_axes(belief, plan.child_axes[i]).reshape(plan.child_shape[i])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cond = np.where(sep > 0, belief / np.where(sep > 0, sep, 1.0), 0.0)
+        return cond
+
+    def _eliminated_marginal(self, key: tuple[str, ...]) -> np.ndarray:
+        """Variable elimination over the covering subtree's factorisation."""
+        nodes = self._covering_subtree(set(key))
+        top = nodes[0]
+        factors = [(self.tree.cliques[top], self.beliefs[top])]
+        factors += [(self.tree.cliques[i], self._conditional(i)) for i in nodes[1:]]
+        return _eliminate(factors, key, self.tree.domain)
+
+
+def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> CalibratedBeliefs:
+    """Run belief propagation and wrap the result for marginal queries.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    log_potentials : sequence of ndarray
+        One log-potential table per maximal clique of ``tree``.
+
+    Returns
+    -------
+    beliefs : CalibratedBeliefs
+    """
+    return CalibratedBeliefs(tree, log_potentials)
+
+
+def potentials_from_marginals(
+    tree: JunctionTree, marginals: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Log-potentials whose calibrated beliefs are given clique marginals.
+
+    For consistent marginals ``mu_C`` of the maximal cliques, the
+    distribution ``prod_C mu_C / prod_S mu_S`` has exactly these marginals;
+    each separator is divided out of the child clique of its tree edge.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    marginals : sequence of ndarray
+        Consistent probability tables, one per maximal clique.
+
+    Returns
+    -------
+    tables : list of ndarray
+        Log-potentials with log-partition 0; zero probabilities stay exact
+        zeros (``-inf``).
+    """
+    plan = message_plan(tree)
+    with np.errstate(divide="ignore"):
+        tables = [np.log(m) for m in marginals]
+        for i in tree.order[1:]:
+            sep = sum_axes(marginals[i], plan.child_axes[i]).reshape(plan.child_shape[i])
+            tables[i] = _log_divide(tables[i], np.broadcast_to(np.log(sep), tables[i].shape))
+    return tables

@@ -1,0 +1,433 @@
+"""Junction trees of a set of cliques over a discrete domain.
+
+The model graph joins every pair of attributes that share a clique (every
+domain attribute is a node, so isolated attributes become singleton
+cliques).  It is triangulated by greedy elimination (fewest fill-in edges,
+ties broken by the smallest product of sizes, then by domain order), the
+maximal elimination cliques become the nodes of the tree, and a maximum
+spanning tree on the number of shared attributes (Kruskal, deterministic
+tie-breaking) links them.  Everything is keyed by the attributes' positions
+in the domain, never by string hashes, so the tree is reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping, Sequence
+
+__all__ = ["JunctionTree", "model_size", "model_size_mb", "canonical_rank",
+           "validate_domain", "validate_cliques"]
+
+
+def validate_domain(domain: Mapping[str, int]) -> dict[str, int]:
+    """Check a domain and return it as an ordered ``dict``.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute name -> number of codes (at least 1).
+
+    Returns
+    -------
+    domain : dict of str to int
+    """
+    if not isinstance(domain, Mapping) or len(domain) == 0:
+        raise ValueError("domain must be a non-empty mapping of attribute -> size")
+    out: dict[str, int] = {}
+    for name, size in domain.items():
+        if not isinstance(name, str):
+            raise ValueError(f"domain keys must be str, got {name!r}")
+        if isinstance(size, bool) or int(size) != size or int(size) < 1:
+            raise ValueError(f"domain size of {name!r} must be a positive int, got {size!r}")
+        out[name] = int(size)
+    return out
+
+
+def validate_cliques(
+    domain: Mapping[str, int], cliques: Iterable[Sequence[str]], name: str = "cliques"
+) -> list[tuple[str, ...]]:
+    """Check cliques against a domain.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        The domain.
+    cliques : iterable of sequence of str
+        Cliques (tuples of distinct attribute names of the domain).
+    name : str, default="cliques"
+        Parameter name used in error messages.
+
+    Returns
+    -------
+    cliques : list of tuple of str
+        The cliques as tuples, in their original order.
+    """
+    if isinstance(cliques, (str, bytes)):
+        raise ValueError(f"{name} must be an iterable of attribute tuples")
+    out = []
+    for clique in cliques:
+        if isinstance(clique, str):
+            raise ValueError(f"{name} must contain tuples of attributes, got {clique!r}")
+        clique = tuple(clique)
+        unknown = [a for a in clique if a not in domain]
+        if unknown:
+            raise ValueError(f"{name} has attributes {unknown} not in the domain")
+        if len(set(clique)) != len(clique):
+            raise ValueError(f"{name} has a clique with repeated attributes: {clique}")
+        out.append(clique)
+    return out
+
+
+def _adjacency(n_nodes: int, cliques: list[tuple[int, ...]]) -> list[set[int]]:
+    """Neighbour sets of the model graph."""
+    adjacency: list[set[int]] = [set() for _ in range(n_nodes)]
+    for clique in cliques:
+        for u in clique:
+            adjacency[u].update(clique)
+            adjacency[u].discard(u)
+    return adjacency
+
+
+def _fill_in(adjacency: list[set[int]], v: int) -> int:
+    """Number of missing edges among the neighbours of ``v``."""
+    nbrs = sorted(adjacency[v])
+    missing = 0
+    for i, u in enumerate(nbrs):
+        missing += len(nbrs) - 1 - i - len(adjacency[u].intersection(nbrs[i + 1:]))
+    return missing
+
+
+def _elimination_score(adjacency: list[set[int]], sizes: Sequence[int], v: int) -> tuple:
+    """Greedy key of ``v``: fill-in edges, then clique weight, then index."""
+    return _fill_in(adjacency, v), math.prod(sizes[u] for u in adjacency[v]) * sizes[v], v
+
+
+def _elimination_cliques(sizes: Sequence[int], cliques: list[tuple[int, ...]]) -> list[frozenset]:
+    """Cliques created by greedy min-fill / min-weight elimination.
+
+    Scores are recomputed only for the vertices whose neighbourhood changed
+    (the eliminated vertex's neighbours and their neighbours).
+    """
+    adjacency = _adjacency(len(sizes), cliques)
+    scores = {v: _elimination_score(adjacency, sizes, v) for v in range(len(sizes))}
+    created: list[frozenset] = []
+    while scores:
+        best = min(scores.values())[2]
+        nbrs = adjacency[best]
+        created.append(frozenset(nbrs | {best}))
+        for u in nbrs:
+            adjacency[u].update(nbrs)
+            adjacency[u].discard(u)
+            adjacency[u].discard(best)
+        del scores[best]
+        adjacency[best] = set()
+        affected = set(nbrs).union(*(adjacency[u] for u in nbrs)) if nbrs else set()
+        for w in affected:
+            scores[w] = _elimination_score(adjacency, sizes, w)
+    return created
+
+
+def _maximal(created: list[frozenset]) -> list[tuple[int, ...]]:
+    """Maximal sets among the elimination cliques, as sorted tuples, sorted."""
+    unique = sorted(set(created), key=lambda c: (-len(c), sorted(c)))
+    kept: list[frozenset] = []
+    for clique in unique:
+        if not any(clique <= other for other in kept):
+            kept.append(clique)
+    return sorted(tuple(sorted(c)) for c in kept)
+
+
+def canonical_rank(domain: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Sort key of the canonical attribute order: by size, then domain order.
+
+    Clique tables put their largest attributes last, so that most
+    reductions run over long contiguous blocks.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes.
+
+    Returns
+    -------
+    rank : dict of str to tuple of int
+        ``(size, position in the domain)`` of every attribute.
+    """
+    return {a: (int(size), k) for k, (a, size) in enumerate(domain.items())}
+
+
+def _triangulate(domain: dict[str, int], cliques: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Maximal cliques (attributes in canonical order) of the triangulation."""
+    names = list(domain)
+    index = {a: i for i, a in enumerate(names)}
+    rank = canonical_rank(domain)
+    sizes = [domain[a] for a in names]
+    coded = [tuple(index[a] for a in c) for c in cliques]
+    maximal = _maximal(_elimination_cliques(sizes, coded))
+    return [tuple(sorted((names[i] for i in c), key=rank.__getitem__)) for c in maximal]
+
+
+def _cells(domain: Mapping[str, int], clique: Sequence[str]) -> int:
+    """Number of cells of a clique (exact Python int)."""
+    total = 1
+    for a in clique:
+        total *= int(domain[a])
+    return total
+
+
+def model_size(domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> int:
+    """Number of cells of the junction tree a set of cliques would produce.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes.
+    cliques : iterable of sequence of str
+        Cliques of the model.
+
+    Returns
+    -------
+    cells : int
+        Sum over the maximal cliques of the product of their sizes.
+    """
+    dom = validate_domain(domain)
+    maximal = _triangulate(dom, validate_cliques(dom, cliques))
+    return sum(_cells(dom, c) for c in maximal)
+
+
+def model_size_mb(domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> float:
+    """Memory of the potentials of a model in MiB (8 bytes per cell).
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes.
+    cliques : iterable of sequence of str
+        Cliques of the model.
+
+    Returns
+    -------
+    size : float
+        ``model_size(domain, cliques) * 8 / 2**20``.
+    """
+    return model_size(domain, cliques) * 8 / 2**20
+
+
+def _spanning_tree(maximal: list[tuple[str, ...]]) -> list[tuple[int, int]]:
+    """Kruskal maximum spanning tree on the number of shared attributes."""
+    candidates = []
+    for i in range(len(maximal)):
+        for j in range(i + 1, len(maximal)):
+            shared = len(set(maximal[i]) & set(maximal[j]))
+            candidates.append((-shared, i, j))
+    candidates.sort()
+    parent = list(range(len(maximal)))
+
+    def root(u: int) -> int:
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
+    edges = []
+    for _, i, j in candidates:
+        ri, rj = root(i), root(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+            edges.append((i, j))
+    return edges
+
+
+class JunctionTree:
+    """Junction tree of the triangulated model graph of a clique set.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes; every attribute is part of the tree.
+    cliques : iterable of sequence of str
+        Cliques of the model (e.g. measured marginals).
+
+    Attributes
+    ----------
+    domain : dict of str to int
+        The validated domain.
+    cliques : list of tuple of str
+        Maximal cliques, attributes in the canonical order (by size, then
+        domain order; see :func:`canonical_rank`); index ``0`` is the root.
+    edges : list of tuple of (tuple of str, tuple of str)
+        Tree edges ``(parent, child)``.
+    messages : list of tuple of (tuple of str, tuple of str)
+        Message schedule ``(sender, receiver)``: leaves to root, then root
+        to leaves.
+    order : list of int
+        Clique indices in breadth-first order from the root.
+    parent : list of int
+        Parent index of every clique (``-1`` for the root).
+    """
+
+    def __init__(self, domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> None:
+        self.domain = validate_domain(domain)
+        self.input_cliques = validate_cliques(self.domain, cliques)
+        self.cliques: list[tuple[str, ...]] = _triangulate(self.domain, self.input_cliques)
+        self._rank = canonical_rank(self.domain)
+        self._index = {c: i for i, c in enumerate(self.cliques)}
+        tree_edges = _spanning_tree(self.cliques)
+        self._neighbors: list[list[int]] = [[] for _ in self.cliques]
+        for i, j in tree_edges:
+            self._neighbors[i].append(j)
+            self._neighbors[j].append(i)
+        for nbrs in self._neighbors:
+            nbrs.sort()
+        self.order, self.parent = self._breadth_first()
+        self.edges = [(self.cliques[self.parent[i]], self.cliques[i])
+                      for i in self.order[1:]]
+        upward = [(i, self.parent[i]) for i in reversed(self.order[1:])]
+        downward = [(self.parent[i], i) for i in self.order[1:]]
+        self.index_messages: list[tuple[int, int]] = upward + downward
+        self.messages = [(self.cliques[i], self.cliques[j]) for i, j in self.index_messages]
+
+    def _breadth_first(self) -> tuple[list[int], list[int]]:
+        """Breadth-first order and parents from clique 0."""
+        parent = [-1] * len(self.cliques)
+        order = [0]
+        seen = {0}
+        for i in order:
+            for j in self._neighbors[i]:
+                if j not in seen:
+                    seen.add(j)
+                    parent[j] = i
+                    order.append(j)
+        return order, parent
+
+    def __repr__(self) -> str:
+        return f"JunctionTree(n_cliques={len(self.cliques)}, size={self.size})"
+
+    @property
+    def size(self) -> int:
+        """Number of cells of all maximal cliques."""
+        return sum(_cells(self.domain, c) for c in self.cliques)
+
+    @property
+    def size_mb(self) -> float:
+        """Memory of the potentials in MiB (8 bytes per cell)."""
+        return self.size * 8 / 2**20
+
+    def index(self, clique: Sequence[str]) -> int:
+        """Position of a maximal clique in :attr:`cliques`.
+
+        Parameters
+        ----------
+        clique : sequence of str
+            A maximal clique (any attribute order).
+
+        Returns
+        -------
+        index : int
+        """
+        key = self.sort(clique)
+        if key not in self._index:
+            raise ValueError(f"clique {tuple(clique)} is not a maximal clique of the tree")
+        return self._index[key]
+
+    def sort(self, attrs: Iterable[str]) -> tuple[str, ...]:
+        """Attributes in the canonical order of the clique tables.
+
+        Parameters
+        ----------
+        attrs : iterable of str
+            Attributes of the domain.
+
+        Returns
+        -------
+        attrs : tuple of str
+        """
+        attrs = set(attrs)
+        unknown = attrs - set(self.domain)
+        if unknown:
+            raise ValueError(f"attrs has attributes {sorted(unknown)} not in the domain")
+        return tuple(sorted(attrs, key=self._rank.__getitem__))
+
+    def neighbors(self, clique: Sequence[str]) -> list[tuple[str, ...]]:
+        """Maximal cliques adjacent to a clique in the tree.
+
+        Parameters
+        ----------
+        clique : sequence of str
+            A maximal clique.
+
+        Returns
+        -------
+        cliques : list of tuple of str
+        """
+        return [self.cliques[j] for j in self._neighbors[self.index(clique)]]
+
+    def neighbor_indices(self, i: int) -> list[int]:
+        """Indices of the cliques adjacent to clique ``i``.
+
+        Parameters
+        ----------
+        i : int
+            Clique index.
+
+        Returns
+        -------
+        indices : list of int
+        """
+        return list(self._neighbors[i])
+
+    def separator(self, c1: Sequence[str], c2: Sequence[str]) -> tuple[str, ...]:
+        """Shared attributes of two adjacent maximal cliques.
+
+        Parameters
+        ----------
+        c1, c2 : sequence of str
+            Maximal cliques joined by a tree edge.
+
+        Returns
+        -------
+        separator : tuple of str
+            Attributes in canonical order (possibly empty).
+        """
+        i, j = self.index(c1), self.index(c2)
+        if j not in self._neighbors[i]:
+            raise ValueError(f"c1 {tuple(c1)} and c2 {tuple(c2)} are not adjacent")
+        return self.sort(set(self.cliques[i]) & set(self.cliques[j]))
+
+    def clique_containing(self, attrs: Iterable[str]) -> tuple[str, ...] | None:
+        """Smallest maximal clique that covers some attributes.
+
+        Parameters
+        ----------
+        attrs : iterable of str
+            Attributes of the domain.
+
+        Returns
+        -------
+        clique : tuple of str or None
+            The covering maximal clique with the fewest cells (first in
+            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
+        """
+        index = self.index_containing(attrs)
+        return None if index is None else self.cliques[index]
+
+    def index_containing(self, attrs: Iterable[str]) -> int | None:
+        """Index of :meth:`clique_containing`'s clique, or ``None``.
+
+        Parameters
+        ----------
+        attrs : iterable of str
+            Attributes of the domain.
+
+        Returns
+        -------
+        index : int or None
+        """
+        wanted = set(self.sort(attrs))
+        best, best_cells = None, None
+        for i, clique in enumerate(self.cliques):
+            if wanted.issubset(clique):
+                cells = _cells(self.domain, clique)
+                if best is None or cells < best_cells:
+                    best, best_cells = i, cells
+        return best

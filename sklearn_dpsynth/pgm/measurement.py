@@ -1,0 +1,387 @@
+"""Noisy marginal measurements and the Private-PGM loss they define.
+
+A :class:`Measurement` is ``y = Q mu_C + noise`` for the marginal counts
+``mu_C`` of a clique.  :class:`Objective` compiles a list of them against a
+junction tree into the loss
+
+    L(mu) = sum_C weight_C * ||Q_C mu_C - y_C||^2 / sigma_C^2
+
+and its gradient with respect to the counts, pushed into the maximal
+cliques.  :func:`estimate_total` estimates the number of records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import lsqr
+
+from .factor import sum_axes
+from .junction_tree import JunctionTree, validate_cliques
+
+__all__ = ["Measurement", "Objective", "estimate_total"]
+
+
+@dataclass
+class Measurement:
+    """A noisy linear measurement of the counts of one marginal.
+
+    Parameters
+    ----------
+    clique : tuple of str
+        Attributes of the measured marginal.
+    noisy : ndarray of shape (m,)
+        Measured vector ``Q mu + noise``.
+    sigma : float
+        Standard deviation of the noise of every entry of ``noisy``.
+    query : None, ndarray or scipy sparse matrix of shape (m, n_cells), default=None
+        Linear map from the C-order flattened marginal counts (axes in
+        ``clique`` order) to the measured vector; ``None`` is the identity.
+    weight : float, default=1.0
+        Multiplier of the measurement's term in the loss.
+    """
+
+    clique: tuple[str, ...]
+    noisy: np.ndarray
+    sigma: float
+    query: None | np.ndarray | sp.spmatrix = None
+    weight: float = field(default=1.0)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.clique, str):
+            raise ValueError("clique must be a tuple of attribute names, not a str")
+        self.clique = tuple(self.clique)
+        if len(self.clique) == 0 or len(set(self.clique)) != len(self.clique):
+            raise ValueError(f"clique must hold distinct attributes, got {self.clique}")
+        self.noisy = np.asarray(self.noisy, dtype=float)
+        if self.noisy.ndim != 1 or not np.all(np.isfinite(self.noisy)):
+            raise ValueError("noisy must be a finite 1-D array")
+        if not np.isfinite(self.sigma) or self.sigma <= 0:
+            raise ValueError(f"sigma must be positive and finite, got {self.sigma!r}")
+        if not np.isfinite(self.weight) or self.weight <= 0:
+            raise ValueError(f"weight must be positive and finite, got {self.weight!r}")
+        if self.query is not None:
+            self.query = _as_query(self.query)
+            if self.query.shape[0] != self.noisy.shape[0]:
+                raise ValueError("query must have one row per entry of noisy")
+
+    def n_cells(self, domain: Mapping[str, int]) -> int:
+        """Number of cells of the measured marginal.
+
+        Parameters
+        ----------
+        domain : mapping of str to int
+            Attribute sizes.
+
+        Returns
+        -------
+        n_cells : int
+        """
+        return int(np.prod([domain[a] for a in self.clique], dtype=np.int64))
+
+    def check(self, domain: Mapping[str, int]) -> None:
+        """Check the clique and the shapes against a domain.
+
+        Parameters
+        ----------
+        domain : mapping of str to int
+            Attribute sizes.
+        """
+        validate_cliques(domain, [self.clique], "measurements")
+        cells = self.n_cells(domain)
+        if self.query is None and self.noisy.shape[0] != cells:
+            raise ValueError(f"measurements: noisy of clique {self.clique} has "
+                             f"{self.noisy.shape[0]} entries, expected {cells}")
+        if self.query is not None and self.query.shape[1] != cells:
+            raise ValueError(f"measurements: query of clique {self.clique} has "
+                             f"{self.query.shape[1]} columns, expected {cells}")
+
+
+def _as_query(query) -> np.ndarray | sp.csr_matrix:
+    """A dense 2-D float array or a CSR matrix."""
+    if sp.issparse(query):
+        return sp.csr_matrix(query, dtype=float)
+    query = np.asarray(query, dtype=float)
+    if query.ndim != 2 or not np.all(np.isfinite(query)):
+        raise ValueError("query must be a finite 2-D matrix")
+    return query
+
+
+# ------------------------------------------------------------------ total
+def _sum_estimator(m: Measurement, cells: int) -> tuple[float, float] | None:
+    """Unbiased ``c @ y`` with ``Q^T c = 1`` (estimate, variance), or None."""
+    ones = np.ones(cells)
+    if sp.issparse(m.query):
+        coef = lsqr(m.query.T, ones, atol=1e-12, btol=1e-12)[0]
+    else:
+        coef = np.linalg.lstsq(m.query.T, ones, rcond=None)[0]
+    if np.linalg.norm(m.query.T @ coef - ones) > 1e-6 * np.sqrt(cells):
+        return None
+    return float(coef @ m.noisy), m.sigma**2 * float(coef @ coef) / m.weight
+
+
+def _uniform_fit(m: Measurement, cells: int) -> tuple[float, float] | None:
+    """Least-squares ``N`` in ``y ~ Q (N * uniform)`` (estimate, variance)."""
+    q = np.asarray(m.query @ np.full(cells, 1.0 / cells)).ravel()
+    qq = float(q @ q)
+    if qq <= 0:
+        return None
+    return float(q @ m.noisy) / qq, m.sigma**2 / qq / m.weight
+
+
+def _total_term(m: Measurement, domain: Mapping[str, int]) -> tuple[float, float] | None:
+    """Estimate of the total from one measurement and its variance."""
+    cells = m.n_cells(domain)
+    if m.query is None:
+        return float(m.noisy.sum()), m.sigma**2 * cells / m.weight
+    return _sum_estimator(m, cells) or _uniform_fit(m, cells)
+
+
+def estimate_total(domain: Mapping[str, int], measurements: Sequence[Measurement]) -> float:
+    """Inverse-variance weighted estimate of the number of records.
+
+    Every measurement gives an estimate of the total: ``sum(y)`` for an
+    identity query (variance ``sigma^2 * n_cells / weight``); ``c @ y`` with
+    the minimum-norm ``c`` solving ``Q^T c = 1`` when the all-ones vector
+    lies in the row space of ``Q`` (unbiased, variance
+    ``sigma^2 ||c||^2 / weight``); otherwise the least-squares fit of
+    ``y ~ Q (N * uniform)``, i.e. ``N = (q @ y) / (q @ q)`` with
+    ``q = Q @ uniform`` (variance ``sigma^2 / (q @ q) / weight``; biased
+    unless the data are uniform, hence only a fallback).
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes.
+    measurements : sequence of Measurement
+        The measurements.
+
+    Returns
+    -------
+    total : float
+        The combined estimate, floored at 1.
+    """
+    for m in measurements:
+        m.check(domain)
+    terms = [t for t in (_total_term(m, domain) for m in measurements) if t is not None]
+    if not terms:
+        raise ValueError("measurements carry no information on the total; pass total")
+    values = np.array([t[0] for t in terms])
+    precision = 1.0 / np.array([t[1] for t in terms])
+    return max(1.0, float(values @ precision / precision.sum()))
+
+
+# ------------------------------------------------------------- objective
+def _dot(u: np.ndarray, v: np.ndarray) -> float:
+    """Inner product of two vectors without BLAS.
+
+    A multi-threaded BLAS ``ddot`` can be orders of magnitude slower than a
+    single pass of einsum on a busy machine, and these vectors are small.
+    """
+    return float(np.einsum("i,i->", u, v))
+
+
+@dataclass
+class _Compiled:
+    """A measurement rewritten in the canonical axis order of its clique.
+
+    The measured vector (identity query) or the query's columns are
+    permuted once so that marginals never need transposing.
+    """
+
+    index: int
+    axes: tuple[int, ...]
+    bshape: tuple[int, ...]
+    query: None | np.ndarray | sp.csr_matrix
+    query_t: None | np.ndarray | sp.csr_matrix
+    noisy: np.ndarray
+    scale: float
+
+
+def _canonical_cells(tree: JunctionTree, clique: tuple[str, ...]) -> np.ndarray | None:
+    """Flat index in ``clique`` order of every cell in canonical order."""
+    ordered = tree.sort(clique)
+    if ordered == clique:
+        return None
+    shape = tuple(tree.domain[a] for a in clique)
+    cells = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    return cells.transpose([clique.index(a) for a in ordered]).ravel()
+
+
+def _compile(tree: JunctionTree, m: Measurement) -> _Compiled:
+    """Bookkeeping to evaluate a measurement from the clique beliefs."""
+    index = tree.index_containing(m.clique)
+    if index is None:
+        raise ValueError(f"measurements clique {m.clique} is inside no maximal clique")
+    clique = tree.cliques[index]
+    cells = _canonical_cells(tree, m.clique)
+    noisy, query, query_t = m.noisy, m.query, None
+    if cells is not None and query is None:
+        noisy = noisy[cells]
+    elif cells is not None:
+        query = query.tocsc()[:, cells].tocsr() if sp.issparse(query) else query[:, cells]
+    if query is not None:
+        query_t = query.T.tocsr() if sp.issparse(query) else np.ascontiguousarray(query.T)
+    return _Compiled(
+        index=index,
+        axes=tuple(k for k, a in enumerate(clique) if a not in m.clique),
+        bshape=tuple(tree.domain[a] if a in m.clique else 1 for a in clique),
+        query=query,
+        query_t=query_t,
+        noisy=noisy,
+        scale=m.weight / m.sigma**2,
+    )
+
+
+class Objective:
+    """The Private-PGM loss of some measurements on a junction tree.
+
+    Internally every measured marginal is handled in the canonical axis
+    order of the tree (see :meth:`JunctionTree.sort`).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        Junction tree whose maximal cliques cover every measured clique.
+    measurements : sequence of Measurement
+        The measurements.
+    total : float
+        Number of records: marginal counts are ``total`` times the beliefs.
+    """
+
+    def __init__(self, tree: JunctionTree, measurements: Sequence[Measurement],
+                 total: float) -> None:
+        self.tree = tree
+        self.total = float(total)
+        self.items = [_compile(tree, m) for m in measurements]
+        self.shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def counts(self, beliefs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Flattened measured marginal counts of a set of clique beliefs.
+
+        Parameters
+        ----------
+        beliefs : sequence of ndarray
+            Probabilities of the maximal cliques.
+
+        Returns
+        -------
+        counts : list of ndarray
+            One C-order vector per measurement, axes in canonical order.
+        """
+        out = []
+        for c in self.items:
+            marg = sum_axes(beliefs[c.index], c.axes) if c.axes else beliefs[c.index]
+            out.append(self.total * marg.ravel())
+        return out
+
+    def _residual(self, c: _Compiled, mu: np.ndarray) -> np.ndarray:
+        """``Q mu - y`` of one measurement."""
+        return (mu if c.query is None else c.query @ mu) - c.noisy
+
+    def loss(self, counts: Sequence[np.ndarray]) -> float:
+        """Value of the loss.
+
+        Parameters
+        ----------
+        counts : sequence of ndarray
+            Output of :meth:`counts`.
+
+        Returns
+        -------
+        loss : float
+        """
+        total = 0.0
+        for c, mu in zip(self.items, counts):
+            residual = self._residual(c, mu)
+            total += c.scale * _dot(residual, residual)
+        return total
+
+    def loss_and_gradient(
+        self, counts: Sequence[np.ndarray]
+    ) -> tuple[float, list[np.ndarray]]:
+        """Loss and its gradient with respect to the measured counts.
+
+        Parameters
+        ----------
+        counts : sequence of ndarray
+            Output of :meth:`counts`.
+
+        Returns
+        -------
+        loss : float
+        gradient : list of ndarray
+            One vector per measurement, aligned with ``counts``.
+        """
+        loss, grads = 0.0, []
+        for c, mu in zip(self.items, counts):
+            residual = self._residual(c, mu)
+            loss += c.scale * _dot(residual, residual)
+            back = residual if c.query is None else c.query_t @ residual
+            back *= 2.0 * c.scale
+            grads.append(back)
+        return loss, grads
+
+    @staticmethod
+    def inner(gradient: Sequence[np.ndarray], counts: Sequence[np.ndarray]) -> float:
+        """Inner product of a gradient and measured counts.
+
+        Parameters
+        ----------
+        gradient, counts : sequence of ndarray
+            Aligned per-measurement vectors.
+
+        Returns
+        -------
+        value : float
+        """
+        return float(sum(_dot(g, mu) for g, mu in zip(gradient, counts)))
+
+    def clique_gradient(self, gradient: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+        """Push per-measurement gradients into their maximal cliques.
+
+        Parameters
+        ----------
+        gradient : sequence of ndarray
+            Output of :meth:`loss_and_gradient`.
+
+        Returns
+        -------
+        gradient : dict of int to ndarray
+            Maximal-clique index -> gradient table (broadcast over the
+            attributes the measurements lack; possibly a read-only view).
+        """
+        out: dict[int, np.ndarray] = {}
+        for c, grad in zip(self.items, gradient):
+            grad = grad.reshape(c.bshape)
+            if c.index in out:
+                out[c.index] = out[c.index] + grad
+            else:
+                out[c.index] = np.broadcast_to(grad, self.shapes[c.index])
+        return out
+
+    def smoothness(self) -> float:
+        """Smoothness bound of the loss in the L1 norm of the probabilities.
+
+        Returns
+        -------
+        bound : float
+            ``2 total^2 sum_C scale_C max_j ||Q_C[:, j]||^2``; ``total`` over
+            it is a safe mirror-descent step on the count gradient.
+        """
+        bound = 0.0
+        for c in self.items:
+            if c.query is None:
+                col = 1.0
+            elif sp.issparse(c.query):
+                col = float(np.max(np.asarray(c.query.multiply(c.query).sum(axis=0))))
+            else:
+                col = float(np.max(np.sum(c.query**2, axis=0)))
+            bound += 2.0 * c.scale * col
+        return max(bound * self.total**2, 1e-300)

@@ -1,0 +1,286 @@
+"""Discrete undirected graphical model on a junction tree."""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .factor import Factor
+from .inference import CalibratedBeliefs, message_plan, potentials_from_marginals
+from .junction_tree import JunctionTree, validate_cliques, validate_domain
+
+__all__ = ["GraphicalModel", "tables_from_potentials"]
+
+
+def tables_from_potentials(
+    tree: JunctionTree, potentials: Mapping[Sequence[str], Factor | np.ndarray] | None
+) -> list[np.ndarray]:
+    """Sum potentials into one log table per maximal clique of ``tree``.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    potentials : mapping of tuple of str to Factor or ndarray, or None
+        Log-potentials keyed by clique (an ndarray's axes follow the key);
+        each is added to the smallest maximal clique covering it.
+
+    Returns
+    -------
+    tables : list of ndarray
+        One log table per maximal clique (zeros where nothing was added).
+    """
+    shapes = message_plan(tree).shapes
+    tables = [np.zeros(shape) for shape in shapes]
+    if potentials is None:
+        return tables
+    if not isinstance(potentials, Mapping):
+        raise ValueError("potentials must be a mapping clique -> Factor or ndarray")
+    for clique, value in potentials.items():
+        (clique,) = validate_cliques(tree.domain, [clique], "potentials")
+        factor = value if isinstance(value, Factor) else Factor(clique, value)
+        if set(factor.attributes) != set(clique):
+            raise ValueError(f"potentials[{clique}] is a factor over {factor.attributes}")
+        expected = tuple(tree.domain[a] for a in factor.attributes)
+        if factor.shape != expected:
+            raise ValueError(f"potentials[{clique}] has shape {factor.shape}, "
+                             f"expected {expected}")
+        index = tree.index_containing(clique)
+        if index is None:
+            raise ValueError(f"potentials clique {clique} is inside no maximal clique")
+        tables[index] += factor.broadcast_view(tree.cliques[index])
+    return tables
+
+
+def _check_data(data: np.ndarray, domain: dict[str, int]) -> np.ndarray:
+    """Validate an integer-coded table against the domain."""
+    data = np.asarray(data)
+    if data.ndim != 2 or data.shape[1] != len(domain):
+        raise ValueError(f"data must have shape (n, {len(domain)}), got {data.shape}")
+    if data.size and not np.issubdtype(data.dtype, np.integer):
+        if not np.all(np.equal(np.mod(data, 1), 0)):
+            raise ValueError("data must contain integer codes")
+        data = data.astype(np.int64)
+    sizes = np.array(list(domain.values()))
+    if data.size and (np.any(data < 0) or np.any(data >= sizes)):
+        raise ValueError("data has codes outside the domain")
+    return data
+
+
+class GraphicalModel:
+    """Undirected graphical model whose maximal cliques form a junction tree.
+
+    The joint distribution is ``p(x) = exp(sum_C theta_C(x_C) - A)`` over
+    the maximal cliques ``C`` of the tree, and the model represents
+    ``total * p`` records.
+
+    Parameters
+    ----------
+    domain : mapping of str to int
+        Attribute sizes; data columns follow this key order.
+    cliques : JunctionTree or iterable of sequence of str
+        The junction tree, or cliques from which it is built.
+    potentials : mapping of tuple of str to Factor or ndarray, default=None
+        Log-potentials; each is added to a maximal clique covering it.
+        ``None`` gives the uniform distribution.
+    total : float, default=1.0
+        Number of records the model stands for (scales :meth:`marginal`).
+
+    Attributes
+    ----------
+    domain : dict of str to int
+    tree : JunctionTree
+    cliques : list of tuple of str
+        Maximal cliques of the tree.
+    total : float
+    """
+
+    def __init__(
+        self,
+        domain: Mapping[str, int],
+        cliques: JunctionTree | Iterable[Sequence[str]],
+        potentials: Mapping[Sequence[str], Factor | np.ndarray] | None = None,
+        total: float = 1.0,
+    ) -> None:
+        dom = validate_domain(domain)
+        if isinstance(cliques, JunctionTree):
+            if cliques.domain != dom:
+                raise ValueError("cliques is a JunctionTree over another domain")
+            tree = cliques
+        else:
+            tree = JunctionTree(dom, cliques)
+        self._setup(tree, tables_from_potentials(tree, potentials), total)
+
+    @classmethod
+    def from_tables(
+        cls, tree: JunctionTree, tables: Sequence[np.ndarray], total: float = 1.0
+    ) -> "GraphicalModel":
+        """Model from one log table per maximal clique (no copy, no checks).
+
+        Parameters
+        ----------
+        tree : JunctionTree
+            The junction tree.
+        tables : sequence of ndarray
+            Log-potentials aligned with ``tree.cliques``.
+        total : float, default=1.0
+            Number of records.
+
+        Returns
+        -------
+        model : GraphicalModel
+        """
+        model = cls.__new__(cls)
+        model._setup(tree, list(tables), total)
+        return model
+
+    def _setup(self, tree: JunctionTree, tables: list[np.ndarray], total: float) -> None:
+        """Set the state shared by the constructors."""
+        if not np.isfinite(total) or total <= 0:
+            raise ValueError(f"total must be a positive finite number, got {total!r}")
+        self.tree = tree
+        self.domain = tree.domain
+        self.cliques = tree.cliques
+        self.total = float(total)
+        self._tables = tables
+        self._beliefs: CalibratedBeliefs | None = None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_beliefs"] = None
+        return state
+
+    def __repr__(self) -> str:
+        return (f"GraphicalModel(n_attributes={len(self.domain)}, "
+                f"n_cliques={len(self.cliques)}, size_mb={self.size_mb:.3g}, "
+                f"total={self.total:.6g})")
+
+    # ----------------------------------------------------------- structure
+    @property
+    def tables(self) -> list[np.ndarray]:
+        """Log-potential tables aligned with :attr:`cliques` (not copies)."""
+        return self._tables
+
+    @property
+    def potentials(self) -> dict[tuple[str, ...], Factor]:
+        """Log-potentials of the maximal cliques (copies)."""
+        return {c: Factor(c, t.copy()) for c, t in zip(self.cliques, self._tables)}
+
+    @property
+    def size_mb(self) -> float:
+        """Memory of the potentials in MiB (8 bytes per cell)."""
+        return self.tree.size_mb
+
+    # ----------------------------------------------------------- inference
+    @property
+    def beliefs(self) -> CalibratedBeliefs:
+        """Calibrated clique marginals (computed once, then cached)."""
+        if self._beliefs is None:
+            self._beliefs = CalibratedBeliefs(self.tree, self._tables)
+        return self._beliefs
+
+    @property
+    def log_partition(self) -> float:
+        """Log of the normalising constant of the potentials."""
+        return self.beliefs.log_partition
+
+    def marginal(self, attrs: Sequence[str], normalize: bool = False) -> np.ndarray:
+        """Marginal of an attribute subset.
+
+        Parameters
+        ----------
+        attrs : sequence of str
+            Attributes, in the output axis order.
+        normalize : bool, default=False
+            Return probabilities instead of counts (``total * p``).
+
+        Returns
+        -------
+        marginal : ndarray
+            Shape ``tuple(domain[a] for a in attrs)``.
+        """
+        probs = self.beliefs.marginal_view(attrs)
+        if normalize:
+            return np.array(probs, order="C")
+        return np.multiply(probs, self.total, order="C")
+
+    def log_likelihood(self, data: np.ndarray) -> np.ndarray:
+        """Exact log-probability of every row.
+
+        Parameters
+        ----------
+        data : ndarray of shape (n, n_attributes), int
+            Rows coded in the domain's column order.
+
+        Returns
+        -------
+        log_prob : ndarray of shape (n,)
+            ``sum_C theta_C(x_C) - log_partition`` in nats.
+        """
+        data = _check_data(data, self.domain)
+        column = {a: k for k, a in enumerate(self.domain)}
+        out = np.full(data.shape[0], -self.log_partition)
+        for clique, table in zip(self.cliques, self._tables):
+            flat = np.ravel_multi_index(tuple(data[:, column[a]] for a in clique),
+                                        table.shape)
+            out += table.ravel()[flat]
+        return out
+
+    def sample(
+        self,
+        n: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        method: str = "lowvar",
+    ) -> np.ndarray:
+        """Generate synthetic rows.
+
+        Parameters
+        ----------
+        n : int, default=None
+            Number of rows; ``round(total)`` when None.
+        rng : numpy Generator, int or None, default=None
+            Randomness source (a seed is passed to ``default_rng``).
+        method : {"lowvar", "iid"}, default="lowvar"
+            ``"lowvar"``: low-variance rounding of the conditionals (the
+            NIST-contest generator); ``"iid"``: exact ancestral sampling.
+
+        Returns
+        -------
+        data : ndarray of shape (n, n_attributes), int64
+        """
+        from .sampling import sample_iid, sample_lowvar
+
+        if n is None:
+            n = int(round(self.total))
+        if isinstance(n, bool) or int(n) != n or n < 0:
+            raise ValueError(f"n must be a non-negative int, got {n!r}")
+        rng = np.random.default_rng(rng)
+        if method == "lowvar":
+            return sample_lowvar(self.tree, self.beliefs, int(n), rng)
+        if method == "iid":
+            return sample_iid(self.tree, self.beliefs, int(n), rng)
+        raise ValueError(f"method must be 'lowvar' or 'iid', got {method!r}")
+
+    def project(self, cliques: JunctionTree | Iterable[Sequence[str]]) -> "GraphicalModel":
+        """Closest model on another junction tree (moment matching).
+
+        The new potentials are the junction-tree factorisation of this
+        model's marginals on the new maximal cliques, so the result equals
+        this model whenever it factorises over the new tree.
+
+        Parameters
+        ----------
+        cliques : JunctionTree or iterable of sequence of str
+            Target structure over the same domain.
+
+        Returns
+        -------
+        model : GraphicalModel
+        """
+        tree = cliques if isinstance(cliques, JunctionTree) else JunctionTree(self.domain, cliques)
+        if tree.domain != self.domain:
+            raise ValueError("cliques is a JunctionTree over another domain")
+        margs = [self.beliefs.marginal(c) for c in tree.cliques]
+        return GraphicalModel.from_tables(tree, potentials_from_marginals(tree, margs),
+                                          self.total)

@@ -1,0 +1,228 @@
+"""Private-PGM estimation: recovery, monotonicity, warm starts, queries."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpsynth.pgm import (
+    Factor,
+    GraphicalModel,
+    Measurement,
+    estimate,
+    estimate_total,
+)
+
+DOMAIN = {"a": 3, "b": 4, "c": 2, "d": 5, "e": 3}
+TREE = [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e")]
+TOTAL = 10_000.0
+
+
+@pytest.fixture(scope="module")
+def truth():
+    rng = np.random.default_rng(0)
+    pots = {c: Factor(c, rng.normal(size=[DOMAIN[x] for x in c])) for c in TREE}
+    return GraphicalModel(DOMAIN, TREE, pots, total=TOTAL)
+
+
+def _measure(truth, cliques, sigma, rng=None):
+    out = []
+    for c in cliques:
+        y = truth.marginal(c).ravel()
+        if rng is not None:
+            y = y + rng.normal(scale=sigma, size=y.shape)
+        out.append(Measurement(c, y, sigma))
+    return out
+
+
+def _all_cliques():
+    return TREE + [(x,) for x in DOMAIN]
+
+
+def _max_relative_error(model, truth, cliques):
+    return max(np.max(np.abs(model.marginal(c) - truth.marginal(c)) / truth.marginal(c))
+               for c in cliques)
+
+
+def test_noiseless_tree_is_recovered(truth):
+    model, info = estimate(DOMAIN, _measure(truth, _all_cliques(), 1.0), tol=1e-8)
+    assert model.total == pytest.approx(TOTAL)
+    # measured marginals, and unmeasured ones (the truth is the max-entropy
+    # model of its own tree marginals)
+    assert _max_relative_error(model, truth, TREE) < 1e-3
+    assert _max_relative_error(model, truth, [("a", "e"), ("c", "d", "a")]) < 1e-3
+    assert info["loss_history"][-1] < 1e-6 * info["loss_history"][0]
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+def test_loss_history_is_non_increasing(truth, accelerated):
+    meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(1))
+    model, info = estimate(DOMAIN, meas, max_iters=300, tol=0, accelerated=accelerated)
+    history = np.array(info["loss_history"])
+    assert len(history) == info["iterations"] + 1
+    assert np.all(np.diff(history) <= 0)
+    assert history[-1] < 0.1 * history[0]
+
+
+def test_accelerated_and_plain_reach_the_same_optimum(truth):
+    meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(2))
+    fast, info_fast = estimate(DOMAIN, meas, max_iters=3000, tol=1e-10)
+    slow, info_slow = estimate(DOMAIN, meas, max_iters=3000, tol=1e-10, accelerated=False)
+    assert info_fast["loss_history"][-1] == pytest.approx(info_slow["loss_history"][-1],
+                                                          rel=1e-4)
+    for c in TREE:
+        np.testing.assert_allclose(fast.marginal(c), slow.marginal(c), atol=0.5)
+
+
+def test_warm_start_from_the_solution_converges_immediately(truth):
+    meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(3))
+    model, info = estimate(DOMAIN, meas, tol=1e-9, max_iters=5000)
+    again, info2 = estimate(DOMAIN, meas, total=model.total, potentials=model)
+    assert info2["iterations"] <= 2
+    assert info2["loss_history"][0] == pytest.approx(info["loss_history"][-1], rel=1e-9)
+    # a potentials mapping keyed by clique works the same way
+    again2, info3 = estimate(DOMAIN, meas, total=model.total, potentials=model.potentials)
+    assert info3["loss_history"][0] == pytest.approx(info["loss_history"][-1], rel=1e-9)
+
+
+def test_warm_start_on_a_larger_structure_keeps_the_model(truth):
+    # the truth factorises over the new tree, so the projection is exact
+    meas = _measure(truth, [("a", "c", "e"), ("a", "b"), ("b", "d")], 1.0)
+    model, info = estimate(DOMAIN, meas, cliques=TREE, potentials=truth,
+                           total=TOTAL, max_iters=0)
+    for c in [("a", "e"), ("b", "d"), ("c", "e", "d")]:
+        np.testing.assert_allclose(model.marginal(c), truth.marginal(c), rtol=1e-9)
+    assert info["loss_history"][0] < 1e-12
+
+
+def _merge_matrix(groups, size):
+    matrix = np.zeros((len(groups), size))
+    for row, codes in enumerate(groups):
+        matrix[row, codes] = 1.0
+    return matrix
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("clique", [("b", "d"), ("d", "b")])
+def test_non_identity_query(truth, sparse, clique):
+    # (b, d) is measured through a compression merging some codes of d
+    merge = _merge_matrix([[0, 1], [2, 3], [4]], DOMAIN["d"])
+    eye = np.eye(DOMAIN["b"])
+    query = np.kron(eye, merge) if clique[0] == "b" else np.kron(merge, eye)
+    y = query @ truth.marginal(clique).ravel()
+    meas = [m for m in _measure(truth, _all_cliques(), 1.0) if m.clique != ("b", "d")]
+    meas.append(Measurement(clique, y, 1.0, sp.csr_matrix(query) if sparse else query))
+    model, info = estimate(DOMAIN, meas, tol=1e-8)
+    np.testing.assert_allclose(query @ model.marginal(clique).ravel(), y, rtol=1e-3)
+    assert _max_relative_error(model, truth, [("a", "b"), ("d", "e")]) < 1e-3
+
+
+def test_query_in_another_attribute_order(truth):
+    meas = _measure(truth, [(x,) for x in DOMAIN], 1.0)
+    joint = truth.marginal(("d", "b"))
+    meas.append(Measurement(("d", "b"), joint.ravel(), 1.0, np.eye(joint.size)))
+    meas += _measure(truth, [("a", "b"), ("b", "c"), ("e", "d")], 1.0)
+    model, _ = estimate(DOMAIN, meas, tol=1e-8)
+    np.testing.assert_allclose(model.marginal(("d", "b")), joint, rtol=1e-3)
+
+
+def test_estimated_total_has_the_expected_error(truth):
+    rng = np.random.default_rng(4)
+    sigma = 50.0
+    cells = [int(np.prod([DOMAIN[x] for x in c])) for c in _all_cliques()]
+    std = 1.0 / np.sqrt(sum(1.0 / (sigma**2 * k) for k in cells))
+    draws = np.array([estimate_total(DOMAIN, _measure(truth, _all_cliques(), sigma, rng))
+                      for _ in range(300)])
+    assert abs(draws.mean() - TOTAL) < 4 * std / np.sqrt(len(draws))
+    assert 0.8 < draws.std() / std < 1.2
+
+
+def test_total_from_general_queries(truth):
+    rng = np.random.default_rng(5)
+    merge = _merge_matrix([[0, 1, 2], [3, 4]], DOMAIN["d"])
+    y = merge @ truth.marginal(("d",)) + rng.normal(scale=1.0, size=2)
+    # a merging query preserves the total: unbiased sum of the measurement
+    assert estimate_total(DOMAIN, [Measurement(("d",), y, 1.0, merge)]) == \
+        pytest.approx(y.sum())
+    # a query that drops cells falls back on the uniform least-squares fit
+    select = np.eye(DOMAIN["d"])[:2]
+    uniform = np.full(2, TOTAL / DOMAIN["d"])
+    assert estimate_total(DOMAIN, [Measurement(("d",), uniform, 1.0, select)]) == \
+        pytest.approx(TOTAL)
+    # the estimate is floored at one record
+    assert estimate_total(DOMAIN, [Measurement(("c",), [-5.0, -3.0], 1.0)]) == 1.0
+
+
+def test_estimate_uses_the_estimated_total(truth):
+    meas = _measure(truth, _all_cliques(), 10.0, np.random.default_rng(6))
+    model, info = estimate(DOMAIN, meas, max_iters=5)
+    assert info["total"] == model.total == estimate_total(DOMAIN, meas)
+
+
+def test_extra_cliques_and_callback(truth):
+    meas = _measure(truth, [(x,) for x in DOMAIN], 1.0)
+    seen = []
+    model, info = estimate(DOMAIN, meas, cliques=[("a", "e", "c")],
+                           callback=lambda it, loss: seen.append(loss) or it == 3)
+    assert {"a", "c", "e"} in [set(c) for c in model.cliques]
+    assert info["iterations"] == 3 and len(seen) == 3
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Measurement(("a",), np.zeros(3), 0.0),
+        lambda: Measurement(("a",), np.zeros((3, 1)), 1.0),
+        lambda: Measurement("a", np.zeros(3), 1.0),
+        lambda: Measurement(("a",), np.zeros(3), 1.0, np.eye(2)),
+        lambda: Measurement(("a",), np.zeros(3), 1.0, weight=-1),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.zeros(4), 1.0)]),
+        lambda: estimate(DOMAIN, [Measurement(("z",), np.zeros(4), 1.0)]),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.zeros(2), 1.0, np.eye(2))]),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], max_iters=-1),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], total=0),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], tol=-1),
+        lambda: estimate(DOMAIN, Measurement(("a",), np.ones(3), 1.0)),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], potentials=3),
+    ],
+)
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_objective_gradient_matches_finite_differences(truth):
+    from sklearn_dpsynth.pgm import JunctionTree, Objective
+
+    rng = np.random.default_rng(8)
+    query = rng.normal(size=(4, 12))
+    meas = [Measurement(("b", "a"), rng.normal(size=4), 2.0, query, weight=0.5),
+            Measurement(("d",), rng.normal(size=5), 3.0)]
+    tree = JunctionTree(DOMAIN, TREE)
+    objective = Objective(tree, meas, TOTAL)
+    counts = [rng.normal(size=12) * 100, rng.normal(size=5) * 100]
+    loss, grad = objective.loss_and_gradient(counts)
+    assert loss == pytest.approx(objective.loss(counts))
+    eps = 1e-4
+    for k in range(2):
+        for j in range(len(counts[k])):
+            shifted = [c.copy() for c in counts]
+            shifted[k][j] += eps
+            numeric = (objective.loss(shifted) - loss) / eps
+            assert numeric == pytest.approx(grad[k][j], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+def test_structural_zeros_in_the_warm_start_stay_exact(truth, accelerated):
+    meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(9))
+    mask = np.zeros((DOMAIN["b"], DOMAIN["d"]))
+    mask[1, 2] = mask[3, :2] = -np.inf
+    start = {("b", "d"): Factor(("b", "d"), mask)}
+    model, info = estimate(DOMAIN, meas, potentials=start, max_iters=200,
+                           accelerated=accelerated)
+    bd = model.marginal(("b", "d"))
+    assert bd[1, 2] == 0 and np.all(bd[3, :2] == 0)
+    assert np.all(bd[np.isfinite(mask)] > 0)
+    assert np.all(np.diff(info["loss_history"]) <= 0)
+    # projecting on a refined tree keeps them too
+    refined = model.project(TREE + [("a", "c", "d")])
+    assert np.all(refined.marginal(("d", "b"))[2, 1] == 0)

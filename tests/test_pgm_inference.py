@@ -1,0 +1,244 @@
+"""Junction trees and exact inference against brute-force enumeration."""
+
+import itertools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from sklearn_dpsynth.pgm import (
+    Factor,
+    GraphicalModel,
+    JunctionTree,
+    belief_propagation,
+    calibrate,
+    model_size,
+    model_size_mb,
+)
+
+DOMAIN = {"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4}
+NAMES = list(DOMAIN)
+
+STRUCTURES = {
+    "tree": [("a", "b"), ("b", "c"), ("c", "d"), ("b", "e"), ("e", "f")],
+    "cycle": [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "a"), ("f",)],
+    "triangle": [("a", "b"), ("b", "c"), ("c", "a"), ("d", "e"), ("e", "f")],
+    "overlapping": [("a", "b", "c"), ("b", "c", "d"), ("c", "d", "e"), ("e", "f", "a")],
+    "disconnected": [("a", "b"), ("c", "d"), ("e",)],
+}
+
+
+def _potentials(cliques, seed):
+    rng = np.random.default_rng(seed)
+    return {c: Factor(c, rng.normal(scale=1.5, size=[DOMAIN[a] for a in c]))
+            for c in cliques}
+
+
+def _brute_log_joint(potentials):
+    total = Factor.zeros(NAMES, DOMAIN)
+    for f in potentials.values():
+        total = total + f
+    return total.transpose(NAMES).values
+
+
+def _brute_marginal(log_joint, attrs):
+    axes = tuple(k for k, a in enumerate(NAMES) if a not in attrs)
+    p = np.exp(log_joint - logsumexp(log_joint)).sum(axis=axes)
+    kept = [a for a in NAMES if a in attrs]
+    return np.transpose(p, [kept.index(a) for a in attrs])
+
+
+def _all_rows():
+    return np.array(list(itertools.product(*[range(DOMAIN[a]) for a in NAMES])))
+
+
+@pytest.fixture(params=sorted(STRUCTURES), scope="module")
+def case(request):
+    cliques = STRUCTURES[request.param]
+    pots = _potentials(cliques, seed=len(request.param))
+    return GraphicalModel(DOMAIN, cliques, pots, total=7.0), _brute_log_joint(pots)
+
+
+def test_log_partition_matches_enumeration(case):
+    model, log_joint = case
+    np.testing.assert_allclose(model.log_partition, logsumexp(log_joint))
+
+
+def test_clique_marginals_match_enumeration(case):
+    model, log_joint = case
+    for clique in model.cliques:
+        np.testing.assert_allclose(model.marginal(clique, normalize=True),
+                                   _brute_marginal(log_joint, clique), atol=1e-12)
+
+
+def test_every_subset_marginal_matches_enumeration(case):
+    model, log_joint = case
+    rng = np.random.default_rng(0)
+    for r in (1, 2, 3, 4):
+        for subset in itertools.combinations(NAMES, r):
+            attrs = tuple(rng.permutation(subset))
+            expected = _brute_marginal(log_joint, attrs)
+            np.testing.assert_allclose(model.marginal(attrs, normalize=True), expected,
+                                       atol=1e-12)
+            np.testing.assert_allclose(model.marginal(attrs), 7.0 * expected, atol=1e-10)
+
+
+def test_log_likelihood_matches_enumeration(case):
+    model, log_joint = case
+    rows = _all_rows()
+    ll = model.log_likelihood(rows)
+    expected = log_joint[tuple(rows.T)] - logsumexp(log_joint)
+    np.testing.assert_allclose(ll, expected, atol=1e-10)
+    np.testing.assert_allclose(np.exp(ll).sum(), 1.0)
+
+
+def test_non_tree_models_need_triangulation():
+    tree = JunctionTree(DOMAIN, STRUCTURES["cycle"])
+    assert max(len(c) for c in tree.cliques) == 3
+    tree = JunctionTree(DOMAIN, STRUCTURES["triangle"])
+    assert {"a", "b", "c"} in [set(c) for c in tree.cliques]
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_junction_tree_properties(name):
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    cliques = tree.cliques
+    # every input clique and every attribute is covered by a maximal clique
+    for c in STRUCTURES[name] + [(a,) for a in NAMES]:
+        covering = tree.clique_containing(c)
+        assert covering is not None and set(c) <= set(covering)
+    # maximal cliques are not nested, and the tree spans them
+    for c1, c2 in itertools.permutations(cliques, 2):
+        assert not set(c1) <= set(c2)
+    assert len(tree.edges) == len(cliques) - 1
+    # running intersection: cliques holding an attribute form a subtree
+    for a in NAMES:
+        holding = {c for c in cliques if a in c}
+        inner = [(u, v) for u, v in tree.edges if u in holding and v in holding]
+        assert len(inner) == len(holding) - 1
+        for u, v in tree.edges:
+            sep = tree.separator(u, v)
+            assert set(sep) == set(u) & set(v) and len(sep) == len(set(sep))
+    # the model size is the cell count of the tree
+    cells = sum(int(np.prod([DOMAIN[a] for a in c])) for c in cliques)
+    assert model_size(DOMAIN, STRUCTURES[name]) == cells == tree.size
+    assert model_size_mb(DOMAIN, STRUCTURES[name]) == cells * 8 / 2**20
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_message_schedule_is_valid(name):
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    assert len(tree.messages) == 2 * len(tree.edges)
+    received = {c: set() for c in tree.cliques}
+    for sender, receiver in tree.messages:
+        others = set(tree.neighbors(sender)) - {receiver}
+        assert others <= received[sender]
+        received[receiver].add(sender)
+    for c in tree.cliques:
+        assert received[c] == set(tree.neighbors(c))
+
+
+def test_clique_containing_returns_none_when_uncovered():
+    tree = JunctionTree(DOMAIN, STRUCTURES["tree"])
+    assert tree.clique_containing(("a", "f")) is None
+    assert set(tree.clique_containing(("b",))) in [{"a", "b"}, {"b", "c"}, {"b", "e"}]
+
+
+def test_tree_is_deterministic_across_hash_seeds():
+    # junction_tree.py needs only the standard library: load it by path so
+    # that the subprocesses stay cheap
+    import sklearn_dpsynth.pgm.junction_tree as jt
+
+    code = (
+        "import importlib.util as u;"
+        f"s = u.spec_from_file_location('jt', {jt.__file__!r});"
+        "m = u.module_from_spec(s); s.loader.exec_module(m);"
+        f"t = m.JunctionTree({DOMAIN!r}, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
+        "print(t.cliques, t.edges, t.messages)"
+    )
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outputs.add(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                   capture_output=True, text=True).stdout)
+    assert len(outputs) == 1
+
+
+def test_model_size_counts_fill_in():
+    dom = {"a": 10, "b": 10, "c": 10, "d": 10}
+    # a 4-cycle is triangulated into two 3-cliques
+    assert model_size(dom, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]) == 2000
+    assert model_size(dom, [("a", "b")]) == 100 + 10 + 10
+
+
+def test_belief_propagation_and_calibrate_agree():
+    tree = JunctionTree(DOMAIN, STRUCTURES["overlapping"])
+    rng = np.random.default_rng(3)
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    log_beliefs, beliefs, log_z = belief_propagation(tree, tables)
+    cal = calibrate(tree, tables)
+    assert cal.log_partition == log_z
+    for lb, b in zip(log_beliefs, beliefs):
+        np.testing.assert_allclose(np.exp(lb), b)
+        np.testing.assert_allclose(b.sum(), 1.0)
+    # calibration: adjacent cliques agree on their separator
+    for u, v in tree.edges:
+        sep = tree.separator(u, v)
+        np.testing.assert_allclose(cal.marginal(sep),
+                                   Factor(u, cal.clique_belief(u)).sum(sep).values)
+        np.testing.assert_allclose(cal.marginal(sep),
+                                   Factor(v, cal.clique_belief(v)).sum(sep).values)
+
+
+def test_zero_potentials_are_exact():
+    cliques = STRUCTURES["overlapping"]
+    pots = _potentials(cliques, 11)
+    pots[cliques[0]].values[0, 1, :] = -np.inf
+    pots[cliques[2]].values[:, 0, 1] = -np.inf
+    model = GraphicalModel(DOMAIN, cliques, pots)
+    log_joint = _brute_log_joint(pots)
+    for attrs in [("a", "b"), ("a", "d"), ("b", "f"), ("c", "d", "e")]:
+        np.testing.assert_allclose(model.marginal(attrs, normalize=True),
+                                   _brute_marginal(log_joint, attrs), atol=1e-12)
+
+
+def test_large_potentials_do_not_overflow():
+    cliques = STRUCTURES["tree"]
+    pots = {c: f * 400.0 for c, f in _potentials(cliques, 5).items()}
+    model = GraphicalModel(DOMAIN, cliques, pots)
+    log_joint = _brute_log_joint(pots)
+    np.testing.assert_allclose(model.log_partition, logsumexp(log_joint))
+    np.testing.assert_allclose(model.marginal(("a", "f"), normalize=True),
+                               _brute_marginal(log_joint, ("a", "f")), atol=1e-12)
+
+
+def test_model_pickles():
+    import pickle
+
+    model = GraphicalModel(DOMAIN, STRUCTURES["cycle"], _potentials(STRUCTURES["cycle"], 2))
+    before = model.marginal(("a", "c"))
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_allclose(clone.marginal(("a", "c")), before)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: JunctionTree({}, []),
+        lambda: JunctionTree({"a": 0}, []),
+        lambda: JunctionTree(DOMAIN, [("a", "z")]),
+        lambda: JunctionTree(DOMAIN, ["ab"]),
+        lambda: JunctionTree(DOMAIN, [("a", "a")]),
+        lambda: GraphicalModel(DOMAIN, [("a", "b")], {("a", "c"): np.zeros((2, 2))}),
+        lambda: GraphicalModel(DOMAIN, [("a", "b")], total=-1),
+        lambda: GraphicalModel(DOMAIN, [("a", "b")]).marginal(("a", "a")),
+        lambda: GraphicalModel(DOMAIN, [("a", "b")]).log_likelihood(np.zeros((2, 3), int)),
+        lambda: GraphicalModel(DOMAIN, [("a", "b")]).log_likelihood(np.full((2, 6), 5)),
+    ],
+)
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call()

@@ -1,0 +1,149 @@
+"""Generation: low-variance rounding and exact ancestral sampling."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpsynth._marginals import contingency_counts
+from sklearn_dpsynth.pgm import Factor, GraphicalModel
+from sklearn_dpsynth.pgm.sampling import lowvar_counts
+
+DOMAIN = {"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6}
+NAMES = list(DOMAIN)
+STRUCTURES = {
+    "tree": [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e"), ("e", "f")],
+    "overlapping": [("a", "b", "c"), ("b", "c", "d"), ("c", "d", "e"), ("e", "f", "a")],
+    "disconnected": [("a", "b"), ("c", "d", "e"), ("f",)],
+}
+
+
+def _model(name, seed=0):
+    rng = np.random.default_rng(seed)
+    cliques = STRUCTURES[name]
+    pots = {c: Factor(c, rng.normal(scale=1.5, size=[DOMAIN[x] for x in c]))
+            for c in cliques}
+    return GraphicalModel(DOMAIN, cliques, pots, total=1000.0)
+
+
+def _counts(data, attrs):
+    return contingency_counts(data, list(DOMAIN.values()), [NAMES.index(a) for a in attrs])
+
+
+def _n_groups(model):
+    """Parent groups summed over all generation steps (a rounding bound)."""
+    total, seen = 0, set()
+    for i in model.tree.order:
+        parent = model.tree.parent[i]
+        known = [a for a in model.cliques[i] if parent >= 0 and a in model.cliques[parent]]
+        for a in model.cliques[i]:
+            if a in known:
+                continue
+            total += int(np.prod([DOMAIN[x] for x in known]))
+            known.append(a)
+            seen.add(a)
+    assert seen == set(NAMES)
+    return total
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+@pytest.mark.parametrize("n", [1, 37, 5000])
+def test_lowvar_matches_marginals_up_to_rounding(name, n):
+    model = _model(name)
+    data = model.sample(n, np.random.default_rng(1))
+    assert data.shape == (n, len(DOMAIN)) and data.dtype == np.int64
+    # every rounding step moves a count by less than one per parent group;
+    # only marginals inside one clique are controlled (attributes of
+    # different cliques are joined at random within the separator's groups)
+    for attrs in [(a,) for a in NAMES]:
+        expected = n * model.marginal(attrs, normalize=True)
+        assert np.max(np.abs(_counts(data, attrs) - expected)) < _n_groups(model)
+    for attrs in model.cliques:
+        expected = n * model.marginal(attrs, normalize=True)
+        assert np.max(np.abs(_counts(data, attrs) - expected)) < len(DOMAIN)
+    first = model.cliques[0][0]
+    expected = n * model.marginal((first,), normalize=True)
+    assert np.max(np.abs(_counts(data, (first,)) - expected)) < 1
+
+
+def test_lowvar_is_much_closer_than_iid():
+    model = _model("tree")
+    n = 20000
+    lowvar = model.sample(n, 0, method="lowvar")
+    iid = model.sample(n, 0, method="iid")
+    for clique in model.cliques:
+        expected = n * model.marginal(clique, normalize=True)
+        err_low = np.abs(_counts(lowvar, clique) - expected).sum()
+        err_iid = np.abs(_counts(iid, clique) - expected).sum()
+        assert err_low < 0.25 * err_iid
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_iid_frequencies_converge(name):
+    model = _model(name, seed=2)
+    n = 100_000
+    data = model.sample(n, np.random.default_rng(3), method="iid")
+    for attrs in model.cliques + [("a", "f"), ("c",)]:
+        p = model.marginal(attrs, normalize=True)
+        freq = _counts(data, attrs) / n
+        assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / n) + 1e-4)
+
+
+@pytest.mark.parametrize("method", ["lowvar", "iid"])
+def test_sampling_is_reproducible(method):
+    model = _model("overlapping")
+    first = model.sample(500, np.random.default_rng(7), method=method)
+    second = model.sample(500, np.random.default_rng(7), method=method)
+    other = model.sample(500, np.random.default_rng(8), method=method)
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, other)
+    np.testing.assert_array_equal(model.sample(500, 7, method=method), first)
+
+
+@pytest.mark.parametrize("method", ["lowvar", "iid"])
+def test_zero_probability_cells_are_never_generated(method):
+    rng = np.random.default_rng(4)
+    cliques = STRUCTURES["overlapping"]
+    pots = {c: Factor(c, rng.normal(size=[DOMAIN[x] for x in c])) for c in cliques}
+    pots[cliques[1]].values[:, 1, :] = -np.inf
+    pots[cliques[3]].values[0, :, 2] = -np.inf
+    model = GraphicalModel(DOMAIN, cliques, pots)
+    data = model.sample(3000, 5, method=method)
+    assert np.all(np.isfinite(model.log_likelihood(data)))
+
+
+def test_default_size_is_the_total():
+    model = _model("tree")
+    assert model.sample(rng=0).shape == (1000, len(DOMAIN))
+    assert model.sample(0, rng=0).shape == (0, len(DOMAIN))
+
+
+def test_lowvar_counts_rounds_each_group():
+    rng = np.random.default_rng(6)
+    probs = rng.dirichlet(np.ones(7), size=50)
+    sizes = rng.integers(0, 40, size=50)
+    counts = lowvar_counts(sizes, probs, rng)
+    np.testing.assert_array_equal(counts.sum(axis=1), sizes)
+    assert np.all(np.abs(counts - sizes[:, None] * probs) < 1)
+
+
+def test_lowvar_counts_remainders_follow_fractional_parts():
+    # one group of size 1 over three values: the value is drawn with
+    # probability p (all floors are 0, remainders are the p's)
+    rng = np.random.default_rng(7)
+    p = np.array([0.2, 0.5, 0.3])
+    draws = np.array([lowvar_counts(np.array([1]), p[None, :], rng)[0]
+                      for _ in range(4000)])
+    freq = draws.mean(axis=0)
+    assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / 4000))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.sample(-1),
+        lambda m: m.sample(2.5),
+        lambda m: m.sample(10, method="gibbs"),
+    ],
+)
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call(_model("tree"))
