@@ -3,7 +3,7 @@
 from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .exceptions import BudgetExceededError, PrivacyWarning
-from .marginal import IndependentSynthesizer
+from .marginal import IndependentSynthesizer, MSTSynthesizer
 from .preprocessing import TableDiscretizer, domain_from_public_data
 from .privacy import PrivacyLedger
 
@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BaseSynthesizer",
     "IndependentSynthesizer",
+    "MSTSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",
     "Domain",

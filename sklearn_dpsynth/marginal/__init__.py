@@ -1,5 +1,6 @@
 """Marginal-based synthesizers."""
 
 from .independent import IndependentSynthesizer
+from .mst import MSTSynthesizer
 
-__all__ = ["IndependentSynthesizer"]
+__all__ = ["IndependentSynthesizer", "MSTSynthesizer"]

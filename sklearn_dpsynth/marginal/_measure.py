@@ -1,0 +1,125 @@
+"""Measuring marginals of the private table through the privacy ledger.
+
+Shared by the marginal-based synthesizers: the Gaussian mechanism applied
+to a set of contingency tables with per-marginal noise scales that add up
+to a given zCDP budget, and the naming of columns as graphical-model
+attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from .._marginals import contingency_counts
+from ..privacy import PrivacyLedger
+
+__all__ = ["attribute_names", "weighted_sigmas", "measure_marginals", "describe"]
+
+
+def attribute_names(columns: Sequence[Hashable]) -> list[str]:
+    """String names of columns for the graphical-model engine.
+
+    Parameters
+    ----------
+    columns : sequence of hashable
+        Column names (ints for array input).
+
+    Returns
+    -------
+    list of str
+        ``str(name)`` of every column when these are distinct, otherwise
+        ``"c0", "c1", ...`` by position.
+    """
+    names = [str(c) for c in columns]
+    if len(set(names)) == len(names):
+        return names
+    return [f"c{j}" for j in range(len(columns))]
+
+
+def weighted_sigmas(rho: float, weights: Sequence[float]) -> np.ndarray:
+    """Noise scales of a set of sensitivity-1 measurements costing ``rho`` in total.
+
+    Marginal ``i`` gets ``sigma_i = sigma / w_i`` with
+    ``sigma = sqrt(sum_i w_i^2 / (2 rho))``; its zCDP cost is
+    ``1 / (2 sigma_i^2) = rho * w_i^2 / sum_j w_j^2`` and the costs add up
+    to ``rho``.  Equal weights give ``sigma = sqrt(m / (2 rho))`` for ``m``
+    marginals (the Gaussian mechanism on their concatenation, of L2
+    sensitivity ``sqrt(m)``); only the ratios of the weights matter.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget of the whole set, ``> 0``.
+    weights : sequence of float
+        Positive relative weights, one per marginal.
+
+    Returns
+    -------
+    ndarray of shape (len(weights),)
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.size == 0:
+        return weights
+    if not (rho > 0):
+        raise ValueError(f"rho must be > 0, got {rho!r}.")
+    if not np.all(np.isfinite(weights) & (weights > 0)):
+        raise ValueError("weights must be finite and > 0.")
+    sigma = np.sqrt(np.sum(weights**2) / (2.0 * rho))
+    return sigma / weights
+
+
+def describe(labels: Sequence[Hashable], clique: Sequence[int]) -> str:
+    """Readable ledger target of a marginal, e.g. ``"2-way marginal ('a', 'b')"``."""
+    names = tuple(labels[c] for c in clique)
+    shown = repr(names[0]) if len(names) == 1 else repr(names)
+    return f"{len(names)}-way marginal {shown}"
+
+
+def measure_marginals(
+    codes: np.ndarray,
+    sizes: Sequence[int],
+    cliques: Sequence[Sequence[int]],
+    sigmas: Sequence[float],
+    ledger: PrivacyLedger,
+    rng: np.random.Generator,
+    labels: Sequence[Hashable],
+) -> list[np.ndarray]:
+    """Noisy counts of marginals of the private table (Gaussian mechanism).
+
+    Every marginal is a contingency table whose L2 sensitivity is 1 under
+    add/remove-one-row neighbours; each is released through
+    ``ledger.gaussian`` with its own noise scale, so each costs
+    ``1 / (2 sigma_i^2)``.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples, n_columns)
+        The private encoded table.
+    sizes : sequence of int
+        Number of codes of every column of ``codes``.
+    cliques : sequence of sequence of int
+        Column positions of each marginal.
+    sigmas : sequence of float
+        Noise standard deviation of each marginal.
+    ledger : PrivacyLedger
+        Records every release.
+    rng : numpy.random.Generator
+        Source of the noise.
+    labels : sequence of hashable
+        Column names, for the ledger targets.
+
+    Returns
+    -------
+    list of ndarray
+        Flattened (C-order) noisy counts of every marginal.
+    """
+    if len(cliques) != len(sigmas):
+        raise ValueError("cliques and sigmas must have the same length.")
+    out = []
+    for clique, sigma in zip(cliques, sigmas):
+        counts = contingency_counts(codes, sizes, clique).ravel()
+        out.append(ledger.gaussian(counts, sigma=float(sigma), rng=rng,
+                                   target=describe(labels, clique), n_cells=counts.size))
+    return out
