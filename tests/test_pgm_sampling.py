@@ -147,3 +147,17 @@ def test_lowvar_counts_remainders_follow_fractional_parts():
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
         call(_model("tree"))
+
+
+def test_lowvar_spreads_values_evenly_over_unrelated_attributes():
+    # "c" and "f" are independent under the disconnected model: the
+    # systematic assignment makes their sampled joint match the product of
+    # the model's marginals far more closely than independent draws would.
+    model = _model("disconnected", seed=3)
+    n = 5000
+    joint = model.marginal(["c", "f"], normalize=True) * n
+    lowvar = _counts(model.sample(n, np.random.default_rng(0), method="lowvar"), ["c", "f"])
+    iid_errors = [np.abs(_counts(model.sample(n, np.random.default_rng(s), method="iid"),
+                                 ["c", "f"]) - joint).max() for s in range(5)]
+    assert np.abs(lowvar - joint).max() <= 4  # rounding of the two 1-way marginals
+    assert np.abs(lowvar - joint).max() < min(iid_errors)
