@@ -3,7 +3,7 @@
 from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .exceptions import BudgetExceededError, PrivacyWarning
-from .marginal import IndependentSynthesizer, MSTSynthesizer
+from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .preprocessing import TableDiscretizer, domain_from_public_data
 from .privacy import PrivacyLedger
 
@@ -13,6 +13,7 @@ __all__ = [
     "BaseSynthesizer",
     "IndependentSynthesizer",
     "MSTSynthesizer",
+    "AIMSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",
     "Domain",

@@ -1,6 +1,7 @@
 """Marginal-based synthesizers."""
 
+from .aim import AIMSynthesizer
 from .independent import IndependentSynthesizer
 from .mst import MSTSynthesizer
 
-__all__ = ["IndependentSynthesizer", "MSTSynthesizer"]
+__all__ = ["IndependentSynthesizer", "MSTSynthesizer", "AIMSynthesizer"]

@@ -1,0 +1,143 @@
+"""AIM's candidate selection: size filter and workload-aware scores.
+
+:class:`CandidateScorer` holds the candidates, their weights and a lazy
+cache of the private table's marginals (each counted once, the first time
+a candidate is scored).  Scores are private; they must only be released
+through ``ledger.select``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .._marginals import contingency_counts
+from ..pgm import GraphicalModel, JunctionTree, model_size_mb
+from ._aim_workload import n_cells
+
+__all__ = ["CandidateScorer"]
+
+Marginal = tuple[int, ...]
+
+#: ``E|N(0, s^2)| = s * sqrt(2 / pi)``: expected L1 noise per cell.
+_ABS_NOISE = math.sqrt(2.0 / math.pi)
+
+
+class CandidateScorer:
+    """Candidates of an AIM run and their scores against a model.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples, n_columns)
+        The private encoded table.
+    sizes : sequence of int
+        Number of codes of every column.
+    weights : dict of tuple of int to float
+        Candidate marginals (sorted positions) and their weights.
+    names : sequence of str
+        Model attribute name of every column position.
+    """
+
+    def __init__(self, codes: np.ndarray, sizes: Sequence[int],
+                 weights: Mapping[Marginal, float], names: Sequence[str]) -> None:
+        self._codes = codes
+        self.sizes = list(sizes)
+        self.weights = dict(weights)
+        self.names = list(names)
+        self._true: dict[Marginal, np.ndarray] = {}
+        self._sizes_cache: tuple[tuple, dict[Marginal, float]] = ((), {})
+
+    def clique(self, marginal: Marginal) -> tuple[str, ...]:
+        """Model attribute names of a marginal."""
+        return tuple(self.names[j] for j in marginal)
+
+    def true_counts(self, marginal: Marginal) -> np.ndarray:
+        """Flattened counts of a marginal of the private table (cached)."""
+        if marginal not in self._true:
+            self._true[marginal] = contingency_counts(self._codes, self.sizes,
+                                                      marginal).ravel()
+        return self._true[marginal]
+
+    def grown_size_mb(self, tree: JunctionTree, marginal: Marginal) -> float:
+        """Model size (MiB) if ``marginal`` were added to ``tree``.
+
+        Cached for as long as the tree's maximal cliques stay the same (a
+        covered selection leaves them unchanged).
+        """
+        key, cache = self._sizes_cache
+        if key != tuple(tree.cliques):
+            cache = {}
+            self._sizes_cache = (tuple(tree.cliques), cache)
+        if marginal not in cache:
+            clique = self.clique(marginal)
+            if tree.index_containing(clique) is not None:
+                cache[marginal] = tree.size_mb
+            else:
+                cache[marginal] = model_size_mb(tree.domain, list(tree.cliques) + [clique])
+        return cache[marginal]
+
+    def eligible(self, tree: JunctionTree, limit_mb: float) -> list[Marginal]:
+        """Candidates covered by ``tree`` or whose addition stays within ``limit_mb``.
+
+        Parameters
+        ----------
+        tree : JunctionTree
+            The current model's tree.
+        limit_mb : float
+            Size cap of the grown model in MiB.
+
+        Returns
+        -------
+        list of tuple of int
+            Never empty: every 1-way marginal is covered by any model.
+        """
+        out = []
+        for marginal in self.weights:
+            covered = tree.index_containing(self.clique(marginal)) is not None
+            if covered or self.grown_size_mb(tree, marginal) <= limit_mb:
+                out.append(marginal)
+        return out
+
+    def model_counts(self, model: GraphicalModel, marginal: Marginal) -> np.ndarray:
+        """Flattened counts of a marginal under the model."""
+        return model.marginal(self.clique(marginal)).ravel()
+
+    def scores(self, model: GraphicalModel, candidates: Sequence[Marginal],
+               sigma: float) -> tuple[np.ndarray, float, dict[Marginal, np.ndarray]]:
+        """AIM's quality scores of the candidates (private).
+
+        ``w_C * (||M_C(D) - M_C(model)||_1 - sqrt(2/pi) * sigma * n_cells(C))``:
+        the error of the model on ``C`` minus the error that measuring ``C``
+        at ``sigma`` would itself leave, weighted by the workload.
+
+        Parameters
+        ----------
+        model : GraphicalModel
+            The current model (post-processing of earlier releases).
+        candidates : sequence of tuple of int
+            Candidates to score.
+        sigma : float
+            Noise scale of the coming measurement.
+
+        Returns
+        -------
+        scores : ndarray
+            One score per candidate.
+        sensitivity : float
+            ``max w_C`` over the candidates: adding or removing a row moves
+            ``||M_C(D) - M_C(model)||_1`` by at most 1, so score ``C`` by at
+            most ``w_C``.
+        answers : dict
+            The model's counts of every candidate (for annealing).
+        """
+        scores = np.empty(len(candidates))
+        answers = {}
+        for k, marginal in enumerate(candidates):
+            answers[marginal] = self.model_counts(model, marginal)
+            error = np.abs(self.true_counts(marginal) - answers[marginal]).sum()
+            penalty = _ABS_NOISE * sigma * n_cells(self.sizes, marginal)
+            scores[k] = self.weights[marginal] * (error - penalty)
+        sensitivity = max(self.weights[m] for m in candidates)
+        return scores, sensitivity, answers

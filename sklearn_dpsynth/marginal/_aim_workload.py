@@ -1,0 +1,125 @@
+"""AIM's workload and candidates: which marginals matter and how much.
+
+Marginals are tuples of column positions in increasing order (the domain's
+order, which is also the order of the graphical model's attributes).
+
+* :func:`parse_workload` -- the user's ``workload`` parameter, validated.
+* :func:`default_workload` -- every 2-way marginal of at most ``max_cells``
+  cells (the 1-way marginals when there is no such pair).
+* :func:`candidate_weights` -- the workload's downward closure, each
+  candidate ``C`` weighted by ``sum_W w_W |C & W|`` (AIM, section 4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from numbers import Real
+from typing import Any, Callable, Hashable, Sequence
+
+__all__ = ["parse_workload", "default_workload", "candidate_weights", "n_cells"]
+
+Marginal = tuple[int, ...]
+
+
+def n_cells(sizes: Sequence[int], marginal: Sequence[int]) -> int:
+    """Number of cells of a marginal (exact Python int)."""
+    return math.prod(int(sizes[j]) for j in marginal)
+
+
+def _is_weight(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _split_entry(entry: Any) -> tuple[Sequence[Hashable], Any]:
+    """``(columns, weight)`` of one workload entry (a bare column list weighs 1)."""
+    if (isinstance(entry, (list, tuple)) and len(entry) == 2
+            and isinstance(entry[0], (list, tuple)) and _is_weight(entry[1])):
+        return entry[0], entry[1]
+    if isinstance(entry, (list, tuple)):
+        return entry, 1.0
+    raise ValueError("workload must be a list of (columns, weight) pairs or of column "
+                     f"tuples; got the entry {entry!r}.")
+
+
+def parse_workload(
+    workload: Sequence[Any],
+    positions: Callable[[Sequence[Hashable], str], Marginal],
+) -> list[tuple[Marginal, float]]:
+    """Validate a workload and express it with sorted column positions.
+
+    Parameters
+    ----------
+    workload : sequence
+        Entries ``(columns, weight)`` with ``columns`` a list or tuple of
+        column names and ``weight`` a finite number ``> 0``; a bare list or
+        tuple of column names stands for weight 1.
+    positions : callable
+        ``positions(columns, parameter)`` returns the columns' positions and
+        raises a ValueError naming ``parameter`` and any unknown column.
+
+    Returns
+    -------
+    list of (tuple of int, float)
+        One entry per distinct marginal (weights of repeats are added), in
+        order of first appearance.
+    """
+    if isinstance(workload, (str, bytes)) or not isinstance(workload, (list, tuple)):
+        raise ValueError(f"workload must be a list of (columns, weight) pairs, got {workload!r}.")
+    if not workload:
+        raise ValueError("workload must contain at least one marginal.")
+    merged: dict[Marginal, float] = {}
+    for entry in workload:
+        columns, weight = _split_entry(entry)
+        if not _is_weight(weight) or not math.isfinite(weight) or weight <= 0:
+            raise ValueError(f"workload: the weight of {tuple(columns)!r} must be a finite "
+                             f"number > 0, got {weight!r}.")
+        key = tuple(sorted(positions(columns, "workload")))
+        merged[key] = merged.get(key, 0.0) + float(weight)
+    return list(merged.items())
+
+
+def default_workload(sizes: Sequence[int], max_cells: int) -> list[tuple[Marginal, float]]:
+    """Every 2-way marginal with at most ``max_cells`` cells, weight 1.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Number of codes of every column.
+    max_cells : int
+        Largest number of cells of a workload marginal.
+
+    Returns
+    -------
+    list of (tuple of int, float)
+        The pairs in lexicographic order; the 1-way marginals when no pair
+        qualifies (e.g. a single column).
+    """
+    pairs = [p for p in itertools.combinations(range(len(sizes)), 2)
+             if n_cells(sizes, p) <= max_cells]
+    if not pairs:
+        return [((j,), 1.0) for j in range(len(sizes))]
+    return [(p, 1.0) for p in pairs]
+
+
+def candidate_weights(workload: Sequence[tuple[Marginal, float]]) -> dict[Marginal, float]:
+    """The workload's downward closure with AIM's candidate weights.
+
+    Parameters
+    ----------
+    workload : sequence of (tuple of int, float)
+        Workload marginals (sorted positions) and their weights.
+
+    Returns
+    -------
+    dict of tuple of int to float
+        Every non-empty subset ``C`` of a workload marginal, with weight
+        ``sum_W w_W * |C & W|`` over all workload marginals ``W``; ordered
+        by size, then lexicographically.
+    """
+    closure: set[Marginal] = set()
+    for marginal, _ in workload:
+        for k in range(1, len(marginal) + 1):
+            closure.update(itertools.combinations(marginal, k))
+    ordered = sorted(closure, key=lambda c: (len(c), c))
+    return {c: sum(w * len(set(c) & set(m)) for m, w in workload) for c in ordered}

@@ -1,0 +1,450 @@
+"""AIM: an adaptive and iterative mechanism for DP synthetic data."""
+
+from __future__ import annotations
+
+import math
+import time
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._base import BaseSynthesizer
+from ..pgm import GraphicalModel, JunctionTree
+from ..privacy import PrivacyLedger
+from ._aim_budget import BudgetSchedule
+from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural_zeros, refit,
+                         refit_from_independent)
+from ._aim_select import CandidateScorer
+from ._aim_workload import candidate_weights, default_workload, parse_workload
+from ._measure import attribute_names, describe
+from ._pgm_mixin import _PGMMixin
+
+__all__ = ["AIMSynthesizer"]
+
+#: Rounds planned per column when ``rounds`` is None (AIM paper: ``T = 16 d``).
+ROUNDS_PER_COLUMN = 16
+
+
+class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
+    """AIM: workload-aware, adaptive selection and measurement of marginals.
+
+    The mechanism of McKenna, Mullins, Sheldon & Miklau ("AIM: an adaptive
+    and iterative mechanism for differentially private synthetic data",
+    VLDB 2022).  It spends its budget over rounds; each round privately
+    selects the marginal on which the current graphical model is worst,
+    measures it with the Gaussian mechanism and re-fits the model with
+    Private-PGM.  With ``rho`` the zCDP budget left after domain learning,
+    ``d`` columns and ``T`` planned rounds (``rounds``, default ``16 d``):
+
+    1. every 1-way marginal (and every ``initial_cliques`` marginal) is
+       measured with noise ``sigma = sqrt(T / (2 * 0.9 * rho))``;
+    2. each round, the *candidates* are the marginals of the workload's
+       downward closure, each weighted by ``w_C = sum_W w_W |C & W|``; those
+       that the model already covers, or whose addition keeps the model
+       under ``max_model_size * rho_used / rho`` MiB, are scored by
+       ``w_C * (||M_C(D) - M_C(model)||_1 - sqrt(2/pi) sigma n_cells(C))``
+       and one is selected with the exponential mechanism at
+       ``epsilon = sqrt(8 * 0.1 * rho / T)`` (sensitivity ``max w_C``);
+    3. the selected marginal is measured at the current ``sigma`` and the
+       model is re-estimated, warm-started from the previous one;
+    4. when the model's answer on the measured marginal moved by less than
+       ``sqrt(2/pi) sigma n_cells(C)`` in L1, ``sigma`` is halved and
+       ``epsilon`` doubled; when the budget left cannot pay two more rounds,
+       the last round spends exactly what is left (a tenth on selection);
+    5. after the last round the model is re-estimated once more (see
+       ``early_stopping``) and rows are generated with the low-variance
+       sampler.
+
+    Parameters
+    ----------
+    domain : dict, list, int or None, default=None
+        Public domain: ``{column: entry}`` where an entry is an int ``k``
+        (codes ``0..k-1``), a list of categories, a ``(low, high)`` tuple
+        (numeric, ``n_bins`` uniform bins) or a dict; a list of entries
+        aligned with the columns; or one int for all columns.  Undeclared
+        columns are learned as ``preprocessing`` says.
+    n_bins : int, default=32
+        Uniform bins of numeric columns.
+    preprocessing : {"private", "non-private"}, default="private"
+        How undeclared columns' bounds and categories are learned: with a
+        ``preprocessing_budget`` share of the budget, or read from the data
+        with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
+    preprocessing_budget : float in (0, 1), default=0.1
+        Share of the zCDP budget (and of ``delta``) spent learning
+        undeclared columns; nothing is spent when all are declared.
+    max_categories : int, default=99
+        Categories kept per learned categorical column (rest -> "other").
+    workload : list, default=None
+        The marginals the synthetic data should preserve: entries
+        ``(columns, weight)`` with ``columns`` a tuple of column names (of
+        any length) and ``weight > 0``; a bare tuple of names weighs 1.
+        ``None`` is every 2-way marginal of at most ``max_cells`` cells.
+    max_cells : int, default=10000
+        Largest 2-way marginal of the default workload.
+    max_model_size : float, default=80
+        Size cap (MiB of log-potentials, 8 bytes a cell) of the final
+        model; after spending a fraction ``f`` of the budget the model may
+        use ``f * max_model_size``.
+    rounds : int, default=None
+        Planned rounds ``T`` that set the initial ``sigma`` and ``epsilon``
+        (``16 * n_columns`` when None).  At least ``m + 2`` is used, ``m``
+        being the number of initial measurements.  Annealing usually ends
+        the run in fewer rounds.
+    max_iters : int, default=100
+        Mirror-descent steps of each per-round re-estimation (warm-started,
+        so a few suffice to take in one new measurement).
+    final_max_iters : int, default=1000
+        Largest number of mirror-descent steps of the final estimation.
+    tol : float, default=1e-6
+        An estimation stops when a step lowers its loss by less than
+        ``tol`` times the loss.
+    early_stopping : float or None, default=0.7
+        The final estimation restarts from the independent model (the
+        product of the last model's 1-way marginals) and stops at the first
+        step whose loss is at most ``early_stopping`` times the number of
+        measured entries (the loss's expected value at the true marginals;
+        the discrepancy rule of
+        :class:`~sklearn_dpsynth.MSTSynthesizer`).  ``None`` continues
+        from the last round's model up to ``final_max_iters`` / ``tol``.
+        See Notes.
+    structural_zeros : dict, default=None
+        ``{columns: cells}`` of cells known to be impossible: ``columns`` a
+        tuple of column names, ``cells`` a list of tuples of raw values (one
+        per column, encoded with the domain) or a boolean array over the
+        encoded codes (shape ``tuple(domain_[c].size for c in columns)``,
+        True where impossible).  They have probability exactly 0 in the
+        model and are never sampled.  The marginal is part of the model
+        from the start.
+    initial_cliques : list of tuple of column names, default=None
+        Marginals measured in step 1 beside the 1-way marginals.
+    verbose : bool, default=False
+        Show a progress bar (budget used, rounds, current marginal).
+    callback : callable, default=None
+        ``callback(info)`` after every round, with ``info`` a dict as in
+        ``history_``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the noise, the selections and sampling.
+
+    Attributes
+    ----------
+    domain_ : Domain
+        The complete public domain of the encoded table.
+    model_ : GraphicalModel
+        The fitted model (attribute ``attributes_[j]`` is column ``j``).
+    attributes_ : list of str
+        Name of every column in ``model_``.
+    workload_ : list of (tuple, float)
+        The workload used, as column names and weights.
+    cliques_ : list of tuple
+        Measured marginals (column names) in measurement order, repeats
+        included.
+    n_rounds_ : int
+        Number of select-measure-estimate rounds run.
+    history_ : list of dict
+        One dict per round: ``round``, ``clique``, ``sigma``, ``epsilon``,
+        ``annealed``, ``final``, ``rho_used``, ``rho_total``,
+        ``budget_used`` (fraction), ``model_size_mb``, ``size_limit_mb``,
+        ``n_candidates``, ``estimation_iterations`` and ``elapsed_s``.
+    estimation_info_ : dict
+        What :func:`sklearn_dpsynth.pgm.estimate` reported on the final
+        estimation.
+    privacy_ledger_ : PrivacyLedger
+        Every measurement and selection, and its cost.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    sklearn_dpsynth.MSTSynthesizer : One private selection (a spanning tree), then one measurement.
+
+    Notes
+    -----
+    **Privacy argument.** Neighbouring tables differ by adding or removing
+    one row.  Every marginal (contingency table) then changes by 1 in one
+    cell: its L2 sensitivity is 1, so releasing it with Gaussian noise of
+    standard deviation ``sigma`` is ``1 / (2 sigma^2)``-zCDP.  The model
+    used in a round is a function of earlier releases only
+    (post-processing), so the score of candidate ``C``,
+    ``w_C * (||M_C(D) - M_C(model)||_1 - const)``, changes by at most
+    ``w_C`` (triangle inequality), and by at most ``Delta = max w_C`` over
+    the eligible candidates, whose set depends on public quantities only
+    (the domain, the model's structure and the budget schedule).  The
+    exponential mechanism at ``epsilon`` with sensitivity ``Delta`` is
+    ``epsilon``-DP and ``epsilon^2 / 8``-zCDP (bounded range; Cesar &
+    Rogers 2021).  The schedule -- how many rounds, which ``sigma`` and
+    ``epsilon``, annealing -- depends only on released values and on the
+    public budget, and zCDP composes additively under such adaptive
+    choices (Bun & Steinke 2016), so the fit costs the sum of the entries
+    of the :class:`~sklearn_dpsynth.privacy.PrivacyLedger`.  Every round
+    is charged before its output is released, and the final round is sized
+    to spend exactly what is left, so the ledger totals the budget ``rho``
+    (converted to ``(epsilon, delta)`` by the ledger).  Re-estimation,
+    structural zeros (public knowledge), generation, :meth:`marginal` and
+    :meth:`score_samples` use only the noisy releases.
+
+    **Estimation and speed.** Each round's re-estimation is warm-started
+    and limited to ``max_iters`` mirror-descent steps: one new measurement
+    moves a fitted model only locally, and on Adult more steps per round
+    changed the rounds' selections but not the final marginal error.  The
+    junction tree only grows: the previous maximal cliques are kept, so a
+    selected marginal that the tree already covers triggers no rebuild and
+    the warm start is exact.  Repeated measurements of a marginal are merged
+    by inverse-variance weighting (the same least-squares loss up to a
+    constant), the private table's marginals are counted once, when a
+    candidate is first scored, and the model's answers come from its
+    calibrated clique beliefs.  Running the least-squares fit to convergence
+    drives every cell whose noisy count is negative to probability zero;
+    the final estimation therefore stops by the discrepancy rule
+    (``early_stopping``), which keeps held-out log-likelihoods finite and
+    did not raise the marginal error on Adult.
+
+    Examples
+    --------
+    >>> from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+    >>> from sklearn_dpsynth.datasets import make_bayesnet
+    >>> data = make_bayesnet(n_samples=2000, n_features=4, random_state=0)
+    >>> synth = AIMSynthesizer(domain=data.domain, rounds=8, random_state=0)
+    >>> synth = synth.fit(data.frame, epsilon=1.0)
+    >>> synth.sample(5).shape
+    (5, 4)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseSynthesizer._parameter_constraints,
+        "workload": [list, tuple, None],
+        "max_cells": [Interval(Integral, 1, None, closed="left")],
+        "max_model_size": [Interval(Real, 0, None, closed="neither")],
+        "rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iters": [Interval(Integral, 1, None, closed="left")],
+        "final_max_iters": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
+        "structural_zeros": [dict, None],
+        "initial_cliques": [list, tuple, None],
+        "verbose": ["boolean"],
+        "callback": [callable, None],
+    }
+
+    def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
+                 preprocessing_budget=0.1, max_categories=99, workload=None, max_cells=10000,
+                 max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
+                 tol=1e-6, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
+                 verbose=False, callback=None, random_state=None):
+        self.domain = domain
+        self.n_bins = n_bins
+        self.preprocessing = preprocessing
+        self.preprocessing_budget = preprocessing_budget
+        self.max_categories = max_categories
+        self.workload = workload
+        self.max_cells = max_cells
+        self.max_model_size = max_model_size
+        self.rounds = rounds
+        self.max_iters = max_iters
+        self.final_max_iters = final_max_iters
+        self.tol = tol
+        self.early_stopping = early_stopping
+        self.structural_zeros = structural_zeros
+        self.initial_cliques = initial_cliques
+        self.verbose = verbose
+        self.callback = callback
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
+                     rng: np.random.Generator) -> None:
+        sizes = self.domain_.sizes
+        self.attributes_ = attribute_names(self.domain_.columns)
+        workload = self._workload_positions()
+        initial = self._initial_positions()
+        zeros = ZeroMasks(parse_structural_zeros(self.structural_zeros, self._positions,
+                                                 self.domain_), self.attributes_)
+        scorer = CandidateScorer(codes, sizes, candidate_weights(workload), self.attributes_)
+        run = _Run(ledger, rng, scorer, zeros, self)
+        first = [(j,) for j in range(len(sizes))] + [m for m in initial if len(m) > 1]
+        schedule = BudgetSchedule.start(run.rho_total, self._planned_rounds(), len(first))
+        run.start(first, schedule)
+        run.loop(schedule)
+        self.model_, self.estimation_info_ = run.finish(self.final_max_iters)
+        self.workload_ = [(self._names(m), w) for m, w in workload]
+        self.cliques_ = [self._names(m) for m in run.measured]
+        self.history_ = run.history
+        self.n_rounds_ = len(run.history)
+
+    def _planned_rounds(self) -> int:
+        return self.rounds if self.rounds is not None else ROUNDS_PER_COLUMN * len(
+            self.domain_.sizes)
+
+    def _names(self, marginal: tuple[int, ...]) -> tuple:
+        return tuple(self.domain_.columns[j] for j in marginal)
+
+    # ----------------------------------------------------- parameter checks
+    def _workload_positions(self) -> list[tuple[tuple[int, ...], float]]:
+        """The workload as sorted column positions and weights."""
+        if self.workload is None:
+            return default_workload(self.domain_.sizes, self.max_cells)
+        return parse_workload(self.workload, self._positions)
+
+    def _initial_positions(self) -> list[tuple[int, ...]]:
+        """``initial_cliques`` as sorted column positions, duplicates dropped."""
+        out: list[tuple[int, ...]] = []
+        for clique in self.initial_cliques or []:
+            if not isinstance(clique, (list, tuple)):
+                raise ValueError("initial_cliques must be a list of tuples of column names, "
+                                 f"got an entry {clique!r}.")
+            key = tuple(sorted(self._positions(clique, "initial_cliques")))
+            if key not in out:
+                out.append(key)
+        return out
+
+
+class _Run:
+    """State of one AIM fit: ledger, model, measurements and progress."""
+
+    def __init__(self, ledger: PrivacyLedger, rng: np.random.Generator,
+                 scorer: CandidateScorer, zeros: ZeroMasks, owner: AIMSynthesizer) -> None:
+        self.ledger = ledger
+        self.rng = rng
+        self.scorer = scorer
+        self.zeros = zeros
+        self.owner = owner
+        self.labels = owner.domain_.columns
+        self.rho_total = ledger.rho_remaining()
+        self.bank = MeasurementBank(owner.attributes_)
+        self.measured: list[tuple[int, ...]] = []
+        self.history: list[dict] = []
+        self.model: GraphicalModel | None = None
+        self._clock = time.perf_counter()
+
+    # ---------------------------------------------------------- releases
+    @property
+    def rho_used(self) -> float:
+        return max(self.rho_total - self.ledger.rho_remaining(), 0.0)
+
+    def measure(self, marginal: tuple[int, ...], sigma: float) -> None:
+        """Release ``marginal`` with the Gaussian mechanism and bank it."""
+        true = self.scorer.true_counts(marginal)
+        noisy = self.ledger.gaussian(true, sigma=sigma, rng=self.rng,
+                                     target=describe(self.labels, marginal), n_cells=true.size)
+        self.bank.add(marginal, noisy, sigma)
+        self.measured.append(marginal)
+
+    def select(self, candidates, schedule: BudgetSchedule, round_: int):
+        """Pick a candidate with the exponential mechanism; also return model answers."""
+        scores, sensitivity, answers = self.scorer.scores(self.model, candidates, schedule.sigma)
+        rho = schedule.epsilon ** 2 / 8.0
+        if schedule.final:
+            rho = min(rho, self.ledger.rho_remaining())
+        pick = self.ledger.select(scores, rho=rho, rng=self.rng, sensitivity=sensitivity,
+                                  target=f"AIM round {round_}: marginal selection")
+        return candidates[pick], answers[candidates[pick]]
+
+    # ------------------------------------------------------------- steps
+    def start(self, first: list[tuple[int, ...]], schedule: BudgetSchedule) -> None:
+        """Measure the initial marginals and fit the first model."""
+        for marginal in first:
+            self.measure(marginal, schedule.sigma)
+        cliques = [self.scorer.clique(m) for m in first] + self.zeros.cliques
+        tree = JunctionTree(dict(zip(self.owner.attributes_, self.owner.domain_.sizes)),
+                            cliques)
+        self.model, _ = refit(tree, self.bank, None, self.zeros,
+                              max_iters=self.owner.max_iters, tol=self.owner.tol)
+
+    def loop(self, schedule: BudgetSchedule) -> None:
+        """Select-measure-estimate rounds until the budget is spent."""
+        with _ProgressBar(self.owner.verbose) as bar:
+            while not schedule.final and self.ledger.rho_remaining() > 0:
+                info = self.round(schedule, len(self.history) + 1)
+                self.history.append(info)
+                bar.update(info)
+                if self.owner.callback is not None:
+                    self.owner.callback(dict(info))
+
+    def round(self, schedule: BudgetSchedule, round_: int) -> dict:
+        """One round; returns its progress record."""
+        schedule.begin_round(self.ledger.rho_remaining())
+        cost = schedule.round_cost if not schedule.final else self.ledger.rho_remaining()
+        limit = self.owner.max_model_size * min((self.rho_used + cost) / self.rho_total, 1.0)
+        candidates = self.scorer.eligible(self.model.tree, limit)
+        chosen, before = self.select(candidates, schedule, round_)
+        sigma, epsilon = schedule.sigma, schedule.epsilon
+        if schedule.final:
+            sigma = BudgetSchedule.sigma_for(self.ledger.rho_remaining())
+        self.measure(chosen, sigma)
+        tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
+        self.model, est = refit(tree, self.bank, self.model, self.zeros,
+                                max_iters=self.owner.max_iters, tol=self.owner.tol)
+        after = self.scorer.model_counts(self.model, chosen)
+        annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
+        return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
+                            len(candidates), est)
+
+    def _maybe_anneal(self, schedule, before, after, chosen, sigma) -> bool:
+        """Halve sigma / double epsilon when the model barely moved."""
+        if schedule.final:
+            return False
+        moved = float(np.abs(after - before).sum())
+        expected = math.sqrt(2.0 / math.pi) * sigma * before.size
+        if moved <= expected:
+            schedule.anneal()
+            return True
+        return False
+
+    def _record(self, round_, chosen, sigma, epsilon, final, annealed, limit, n_candidates,
+                est) -> dict:
+        rho_used = self.rho_used
+        return {
+            "round": round_,
+            "clique": tuple(self.labels[j] for j in chosen),
+            "sigma": sigma,
+            "epsilon": epsilon,
+            "annealed": annealed,
+            "final": final,
+            "rho_used": rho_used,
+            "rho_total": self.rho_total,
+            "budget_used": min(rho_used / self.rho_total, 1.0),
+            "model_size_mb": self.model.size_mb,
+            "size_limit_mb": limit,
+            "n_candidates": n_candidates,
+            "estimation_iterations": est["iterations"],
+            "elapsed_s": time.perf_counter() - self._clock,
+        }
+
+    def finish(self, max_iters: int) -> tuple[GraphicalModel, dict]:
+        """Final estimation on the final tree (see ``early_stopping``)."""
+        if self.owner.early_stopping is None:
+            return refit(self.model.tree, self.bank, self.model, self.zeros,
+                         max_iters=max_iters, tol=self.owner.tol)
+        return refit_from_independent(self.model.tree, self.bank, self.model, self.zeros,
+                                      max_iters=max_iters, tol=self.owner.tol,
+                                      early_stopping=self.owner.early_stopping)
+
+
+class _ProgressBar:
+    """A tqdm bar over the budget (percent), or nothing when not verbose."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.bar: Any = None
+
+    def __enter__(self) -> "_ProgressBar":
+        if self.verbose:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=100.0, desc="AIM", unit="%",
+                            bar_format="{desc}: {percentage:3.0f}% of budget|{bar}| "
+                                       "[{elapsed}<{remaining}{postfix}]")
+        return self
+
+    def update(self, info: dict) -> None:
+        if self.bar is None:
+            return
+        self.bar.n = round(100.0 * info["budget_used"], 2)
+        self.bar.set_postfix(round=info["round"], clique=info["clique"],
+                             model=f"{info['model_size_mb']:.2g}MiB", refresh=False)
+        self.bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

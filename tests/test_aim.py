@@ -1,0 +1,256 @@
+"""AIMSynthesizer: budget accounting, workloads, structural zeros, size cap, quality."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth.datasets import make_bayesnet
+from sklearn_dpsynth.marginal import IndependentSynthesizer
+from sklearn_dpsynth.marginal._aim_budget import BudgetSchedule, gaussian_cost, selection_cost
+from sklearn_dpsynth.marginal._aim_model import MeasurementBank
+from sklearn_dpsynth.marginal._aim_workload import candidate_weights, default_workload
+from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+
+FAST = {"max_iters": 30, "final_max_iters": 100, "rounds": 20}
+
+
+@pytest.fixture(scope="module")
+def net():
+    return make_bayesnet(n_samples=4000, n_features=5, random_state=0)
+
+
+def _aim(net, **params):
+    return AIMSynthesizer(domain=net.domain, **{**FAST, "random_state": 0, **params})
+
+
+def _pair_error(synth, frame, domain) -> float:
+    """Mean TVD between the model's and the table's 2-way marginals."""
+    codes = synth.domain_.encode(frame)
+    sizes = synth.domain_.sizes
+    errors = []
+    for i, j in itertools.combinations(range(len(sizes)), 2):
+        true = np.zeros((sizes[i], sizes[j]))
+        np.add.at(true, (codes[:, i], codes[:, j]), 1.0)
+        model = synth.marginal([synth.domain_.columns[i], synth.domain_.columns[j]])
+        errors.append(0.5 * np.abs(model - true / len(codes)).sum())
+    return float(np.mean(errors))
+
+
+# ------------------------------------------------------------------ budget
+@pytest.mark.parametrize("epsilon", [0.05, 0.5, 4.0])
+def test_ledger_spends_exactly_the_budget(net, epsilon):
+    synth = _aim(net).fit(net.frame, epsilon=epsilon, delta=1e-7)
+    spent, delta = synth.privacy_ledger_.spent()
+    assert spent == pytest.approx(epsilon, rel=1e-9) and delta == 1e-7
+    assert synth.privacy_ledger_.rho_remaining() == pytest.approx(0.0, abs=1e-12)
+    assert synth.history_[-1]["final"] and not any(h["final"] for h in synth.history_[:-1])
+    assert synth.n_rounds_ == len(synth.history_) >= 1
+    targets = list(synth.privacy_ledger_.summary()["target"])
+    assert sum("selection" in t for t in targets) == synth.n_rounds_
+
+
+def test_annealing_path_is_taken_and_accounted(net):
+    synth = _aim(net, rounds=200).fit(net.frame, epsilon=1.0)
+    annealed = [h for h in synth.history_ if h["annealed"]]
+    assert annealed, "no round annealed"
+    for before, after in zip(synth.history_, synth.history_[1:]):
+        if before["annealed"] and not after["final"]:
+            assert after["sigma"] == pytest.approx(before["sigma"] / 2)
+            assert after["epsilon"] == pytest.approx(before["epsilon"] * 2)
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_final_round_takes_the_remainder():
+    schedule = BudgetSchedule.start(rho=1.0, rounds=10, n_initial=3)
+    assert 10 * schedule.round_cost == pytest.approx(1.0)
+    schedule.begin_round(remaining=1.5 * schedule.round_cost)
+    assert schedule.final
+    assert gaussian_cost(schedule.sigma) + selection_cost(schedule.epsilon) == pytest.approx(
+        1.5 / 10)
+    tiny = BudgetSchedule.start(rho=1.0, rounds=1, n_initial=5)
+    assert 5 * gaussian_cost(tiny.sigma) < 1.0  # rounds raised to leave room
+
+
+def test_budget_after_private_domain_learning():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 800), "b": rng.choice(["x", "y"], 800)})
+    synth = AIMSynthesizer(**FAST, random_state=0).fit(frame, epsilon=2.0, delta=1e-6)
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(2.0, rel=1e-9)
+
+
+# --------------------------------------------------------------- workloads
+def test_candidate_weights_follow_the_paper():
+    weights = candidate_weights([((0, 1), 1.0), ((1, 2), 2.0)])
+    assert weights == {(0,): 1.0, (1,): 3.0, (2,): 2.0, (0, 1): 4.0, (1, 2): 5.0}
+    assert default_workload([2, 3, 50], max_cells=100) == [((0, 1), 1.0), ((0, 2), 1.0)]
+    assert default_workload([5], max_cells=100) == [((0,), 1.0)]
+
+
+def test_three_way_workload(net):
+    columns = list(net.frame.columns)
+    workload = [(tuple(columns[:3]), 2.0), tuple(columns[2:5])]
+    synth = _aim(net, workload=workload).fit(net.frame, epsilon=2.0)
+    assert synth.workload_ == [(tuple(columns[:3]), 2.0), (tuple(columns[2:5]), 1.0)]
+    assert all(h["n_candidates"] <= 13 for h in synth.history_)  # 2 * 7 - 1 in the closure
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(2.0, rel=1e-9)
+    probs = synth.marginal(columns[:3])
+    assert probs.shape == tuple(synth.domain_[c].size for c in columns[:3])
+    assert probs.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("workload, match", [
+    ([("c2", "nope")], "workload.*'nope'"),
+    ([(("c2", "c3"), -1.0)], "workload.*weight"),
+    ([], "workload"),
+    ([("c2", "c2")], "workload.*repeated"),
+])
+def test_bad_workload_is_a_value_error_naming_it(net, workload, match):
+    with pytest.raises(ValueError, match=match):
+        _aim(net, workload=workload).fit(net.frame, epsilon=1.0)
+
+
+def test_bad_structural_zeros_and_initial_cliques(net):
+    with pytest.raises(ValueError, match="structural_zeros.*'zz'"):
+        _aim(net, structural_zeros={("c2", "zz"): []}).fit(net.frame, epsilon=1.0)
+    with pytest.raises(ValueError, match="initial_cliques.*'zz'"):
+        _aim(net, initial_cliques=[("zz",)]).fit(net.frame, epsilon=1.0)
+
+
+# -------------------------------------------------------- structural zeros
+def test_structural_zeros_are_exactly_zero_and_never_sampled(net):
+    frame = net.frame
+    c2_values = sorted(frame["c2"].unique())
+    c3_values = sorted(frame["c3"].unique())
+    impossible = [(c2_values[0], c3_values[0]), (c2_values[-1], c3_values[-1])]
+    synth = _aim(net, structural_zeros={("c2", "c3"): impossible}).fit(frame, epsilon=1.0)
+    probs = synth.marginal(["c2", "c3"])
+    for a, b in impossible:
+        i = synth.domain_["c2"].encode(np.array([a], dtype=object))[0]
+        j = synth.domain_["c3"].encode(np.array([b], dtype=object))[0]
+        assert probs[i, j] == 0.0
+    rows = synth.sample(20000)
+    pairs = set(zip(rows["c2"], rows["c3"]))
+    assert not pairs & set(impossible)
+    assert np.isneginf(synth.score_samples(pd.DataFrame(
+        [{**frame.iloc[0].to_dict(), "c2": impossible[0][0], "c3": impossible[0][1]}]))[0])
+
+
+def test_structural_zeros_as_a_boolean_mask(net):
+    shape = (len(net.domain["c3"]), len(net.domain["c2"]))
+    mask = np.zeros(shape, dtype=bool)
+    mask[0, 1] = True
+    synth = _aim(net, structural_zeros={("c3", "c2"): mask}).fit(net.frame, epsilon=1.0)
+    assert synth.marginal(["c3", "c2"])[0, 1] == 0.0
+    assert synth.marginal(["c2", "c3"])[1, 0] == 0.0
+
+
+# ---------------------------------------------------------------- size cap
+def test_model_size_cap_is_never_exceeded(net):
+    seen = []
+    cap = 0.0015  # MiB: about 200 cells, binding for this domain
+    synth = _aim(net, max_model_size=cap, callback=seen.append).fit(net.frame, epsilon=3.0)
+    assert len(seen) == synth.n_rounds_
+    for info in seen:
+        assert info["model_size_mb"] <= info["size_limit_mb"] + 1e-12
+        assert info["size_limit_mb"] <= cap * (1 + 1e-9)
+    assert synth.model_.size_mb <= cap
+    n_all = len(candidate_weights(default_workload(synth.domain_.sizes, 10000)))
+    assert min(info["n_candidates"] for info in seen) < n_all
+
+
+# ----------------------------------------------------------------- quality
+def test_error_falls_with_epsilon_and_beats_independent():
+    net = make_bayesnet(n_samples=6000, n_features=5, random_state=1)
+    errors = {}
+    for epsilon in (0.05, 0.5, 5.0):
+        errors[epsilon] = np.mean([
+            _pair_error(AIMSynthesizer(domain=net.domain, **FAST, random_state=seed).fit(
+                net.frame, epsilon=epsilon), net.frame, net.domain) for seed in (0, 1)])
+    assert errors[0.05] > errors[0.5] > errors[5.0]
+    independent = IndependentSynthesizer(domain=net.domain, random_state=0).fit(
+        net.frame, epsilon=1.0)
+    aim = AIMSynthesizer(domain=net.domain, **FAST, random_state=0).fit(net.frame, epsilon=1.0)
+    codes = aim.domain_.encode(net.frame)
+    real = aim.domain_.encode(net.frame)
+    ind_rows = independent.domain_.encode(independent.sample(len(net.frame)))
+    aim_rows = aim.domain_.encode(aim.sample(len(net.frame)))
+    assert _rows_error(aim_rows, real, aim.domain_.sizes) < _rows_error(
+        ind_rows, codes, aim.domain_.sizes)
+
+
+def _rows_error(rows, real, sizes) -> float:
+    errors = []
+    for i, j in itertools.combinations(range(len(sizes)), 2):
+        a = np.zeros((sizes[i], sizes[j]))
+        b = np.zeros((sizes[i], sizes[j]))
+        np.add.at(a, (rows[:, i], rows[:, j]), 1.0 / len(rows))
+        np.add.at(b, (real[:, i], real[:, j]), 1.0 / len(real))
+        errors.append(0.5 * np.abs(a - b).sum())
+    return float(np.mean(errors))
+
+
+# ------------------------------------------------------ reproducibility / UX
+def test_reproducible_with_random_state(net):
+    a = _aim(net, random_state=3).fit(net.frame, epsilon=1.0)
+    b = _aim(net, random_state=3).fit(net.frame, epsilon=1.0)
+    assert a.cliques_ == b.cliques_
+    pd.testing.assert_frame_equal(a.sample(100), b.sample(100))
+    c = _aim(net, random_state=4).fit(net.frame, epsilon=1.0)
+    assert not c.sample(100).equals(_aim(net, random_state=3).fit(
+        net.frame, epsilon=1.0).sample(100))
+
+
+def test_verbose_progress_and_callback(net, capsys):
+    calls = []
+    synth = _aim(net, verbose=True, callback=calls.append).fit(net.frame, epsilon=1.0)
+    err = capsys.readouterr().err
+    assert "AIM" in err and "% of budget" in err
+    assert len(calls) == synth.n_rounds_
+    assert [c["round"] for c in calls] == list(range(1, synth.n_rounds_ + 1))
+    assert all(0 < c["budget_used"] <= 1 for c in calls)
+    assert calls[-1]["budget_used"] == pytest.approx(1.0)
+    quiet = _aim(net).fit(net.frame, epsilon=1.0)
+    assert quiet.n_rounds_ >= 1 and capsys.readouterr().err == ""
+
+
+def test_marginal_answers_without_budget(net):
+    synth = _aim(net).fit(net.frame, epsilon=1.0)
+    entries = len(synth.privacy_ledger_)
+    probs = synth.marginal(["c2", "x0"])
+    assert probs.shape == (synth.domain_["c2"].size, synth.domain_["x0"].size)
+    assert probs.sum() == pytest.approx(1.0) and np.all(probs >= 0)
+    frame = synth.marginal("c2", as_frame=True)
+    assert list(frame.columns) == ["c2", "probability"]
+    assert len(synth.privacy_ledger_) == entries
+    with pytest.raises(ValueError, match="columns.*'nope'"):
+        synth.marginal(["nope"])
+
+
+def test_initial_cliques_are_measured_first(net):
+    synth = _aim(net, initial_cliques=[("c3", "c2")]).fit(net.frame, epsilon=1.0)
+    d = len(net.frame.columns)
+    assert synth.cliques_[d] == ("c2", "c3")
+    assert synth.cliques_[:d] == [(c,) for c in net.frame.columns]
+
+
+def test_merged_measurements_are_inverse_variance_weighted():
+    bank = MeasurementBank(["a"])
+    bank.add((0,), np.array([10.0, 0.0]), 1.0)
+    bank.add((0,), np.array([0.0, 10.0]), 2.0)
+    (m,) = bank.measurements()
+    assert m.sigma == pytest.approx((1 + 0.25) ** -0.5)
+    np.testing.assert_allclose(m.noisy, [10 / 1.25, 2.5 / 1.25])
+
+
+def test_final_estimation_stops_by_the_discrepancy_rule(net):
+    synth = _aim(net, final_max_iters=2000).fit(net.frame, epsilon=2.0)
+    sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
+    entries = sum(int(np.prod([sizes[c] for c in clique])) for clique in set(synth.cliques_))
+    info = synth.estimation_info_
+    assert info["iterations"] < 2000
+    assert info["loss_history"][-1] <= 0.7 * entries < info["loss_history"][-2]
+    warm = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
+    assert warm.cliques_ == synth.cliques_  # same rounds; only the last estimation differs
+    assert np.isfinite(warm.score(net.frame)) and np.isfinite(synth.score(net.frame))
