@@ -4,6 +4,7 @@ from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .exceptions import BudgetExceededError, PrivacyWarning
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
+from .neural import DPTBARTSynthesizer, SynLMSynthesizer
 from .preprocessing import TableDiscretizer, domain_from_public_data
 from .privacy import PrivacyLedger
 
@@ -14,6 +15,8 @@ __all__ = [
     "IndependentSynthesizer",
     "MSTSynthesizer",
     "AIMSynthesizer",
+    "DPTBARTSynthesizer",
+    "SynLMSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",
     "Domain",

@@ -1,0 +1,29 @@
+"""Transformer synthesizers trained with DP-SGD (the ``[neural]`` extra).
+
+Rows are treated as sentences of *level* tokens (one token range per
+column) and modelled by a small decoder-only transformer trained with
+DP-SGD through Opacus:
+
+* :class:`DPTBARTSynthesizer` -- one token per column in a fixed order
+  (Castellon et al., DP-TBART);
+* :class:`SynLMSynthesizer` -- ``BEGIN_{col} value`` fields, fixed or
+  random field order, AugMult (Sablayrolles, Wang & Karrer).
+
+Importing this package does not import torch; fitting, sampling or scoring
+does, and raises an ImportError naming ``pip install sklearn-dpsynth[neural]``
+when torch or opacus is missing.  The building blocks live in submodules
+that import torch on import: :mod:`~sklearn_dpsynth.neural.transformer`,
+:mod:`~sklearn_dpsynth.neural.column_head`,
+:mod:`~sklearn_dpsynth.neural.grad_rules`,
+:mod:`~sklearn_dpsynth.neural.training`,
+:mod:`~sklearn_dpsynth.neural.sampling`,
+:mod:`~sklearn_dpsynth.neural.scoring`; the torch-free ones are
+:mod:`~sklearn_dpsynth.neural.vocabulary`,
+:mod:`~sklearn_dpsynth.neural.layout` and
+:mod:`~sklearn_dpsynth.neural.calibration` (opacus on use).
+"""
+
+from .dptbart import DPTBARTSynthesizer
+from .synlm import SynLMSynthesizer
+
+__all__ = ["DPTBARTSynthesizer", "SynLMSynthesizer"]
