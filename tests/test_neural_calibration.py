@@ -6,6 +6,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("opacus")
 
+pytestmark = pytest.mark.neural
+
 from opacus.accountants import RDPAccountant  # noqa: E402
 
 from sklearn_dpsynth.exceptions import BudgetExceededError  # noqa: E402

@@ -10,6 +10,8 @@ from sklearn.base import clone
 torch = pytest.importorskip("torch")
 pytest.importorskip("opacus")
 
+pytestmark = pytest.mark.neural
+
 from opacus.accountants import RDPAccountant  # noqa: E402
 
 from sklearn_dpsynth.datasets import make_bayesnet  # noqa: E402

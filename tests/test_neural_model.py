@@ -8,6 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("opacus")
 
+pytestmark = pytest.mark.neural
+
 from opacus import GradSampleModule  # noqa: E402
 from opacus.grad_sample import GradSampleModuleFastGradientClipping  # noqa: E402
 
