@@ -217,8 +217,11 @@ def test_non_private_training_reaches_the_true_entropy():
                                n_layers=1, n_heads=2)
     config = TrainingConfig(steps=300, sample_rate=512 / 20_000, expected_batch_size=512,
                             lr=1e-2, warmup_steps=10)
-    train_transformer(model, layout, data.codes, config, dp=None,
-                      rng=np.random.default_rng(0), device=torch.device("cpu"))
+    report = train_transformer(model, layout, data.codes, config, dp=None,
+                               rng=np.random.default_rng(0), device=torch.device("cpu"),
+                               record_loss=True)
+    assert report.steps == 300 and len(report.losses) == 300
+    assert np.mean(report.losses[-20:]) < np.mean(report.losses[:20]) - 0.5
     cells = np.array(list(itertools.product(*[range(k) for k in sizes])))
     truth = data.network.joint().ravel()
     model_log_p = log_likelihood_codes(model, layout, cells, np.arange(4), torch.device("cpu"))

@@ -130,6 +130,10 @@ def test_full_head_variant_gives_the_same_logits_with_the_same_weights():
                             layout.copies_inputs(codes, np.zeros((4, 1, 4), int) + np.arange(4)))
     with torch.no_grad():
         torch.testing.assert_close(column(tokens, positions), full(tokens, positions))
+        hidden = torch.randn(3, 8)
+        for c in range(len(SIZES)):
+            torch.testing.assert_close(column.head.column_logits(hidden, c),
+                                       full.head.column_logits(hidden, c))
 
 
 def test_copies_are_independent_presentations():

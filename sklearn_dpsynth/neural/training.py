@@ -359,7 +359,7 @@ def _train_plain(model, layout, codes, config, rng, device, record_loss) -> Trai
             (losses.sum() / config.expected_batch_size).backward()
             optimizer.step()
             if record_loss:
-                report.losses.append(float(losses.mean()))
+                report.losses.append(float(losses.detach().mean()))
         scheduler.step()
         report.rows_seen += len(index)
     model.zero_grad(set_to_none=True)
