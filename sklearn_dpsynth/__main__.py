@@ -11,7 +11,6 @@ the true entropy (its floor).
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from typing import Sequence
 
@@ -19,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import datasets
-from ._marginals import contingency_counts
+from .metrics import workload_error
 
 METHODS = {
     "independent": "IndependentSynthesizer",
@@ -43,16 +42,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def mean_two_way_tvd(real_codes: np.ndarray, synth_codes: np.ndarray, sizes) -> float:
-    """Mean total-variation distance over all 2-way marginals of two encoded tables."""
-    distances = []
-    for pair in itertools.combinations(range(len(sizes)), 2):
-        p = contingency_counts(real_codes, sizes, pair)
-        q = contingency_counts(synth_codes, sizes, pair)
-        distances.append(0.5 * np.abs(p / p.sum() - q / max(q.sum(), 1)).sum())
-    return float(np.mean(distances))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo job; returns the process exit code."""
     args = _parse(argv)
@@ -73,8 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(synth.privacy_ledger_.summary().to_string(index=False))
     eps, delta = synth.privacy_ledger_.spent()
     print(f"\nspent epsilon={eps:.6g}, delta={delta:g} (budget {args.epsilon:g}, {args.delta:g})")
-    real_codes = synth.domain_.encode(data.frame)
-    tvd = mean_two_way_tvd(real_codes, synth.domain_.encode(rows), synth.domain_.sizes)
+    tvd = workload_error(data.frame, rows, k=2, domain=data.domain)
     nll = -float(np.mean(synth._log_likelihood_encoded(holdout)))
     print(f"mean 2-way TVD vs real rows: {tvd:.4f}")
     print(f"held-out NLL: {nll:.4f} nats/row (true entropy, the floor: {data.entropy:.4f})")
