@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import itertools
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks import datasets
+from benchmarks.mst_adult import load_adult, marginal_tvd, workloads
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "adult"
 
@@ -42,32 +40,9 @@ METHODS = {
 }
 
 
-def load_adult(data_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Training and held-out rows of Adult (the harness's standard split), and its domain."""
-    os.environ["DPSYNTH_DATA"] = str(Path(data_dir).resolve().parent)
-    data = datasets.load_adult()
-    return data.train, data.test, data.domain
-
-
-def histogram(codes: np.ndarray, sizes: list[int], columns: tuple) -> np.ndarray:
-    """Normalised joint histogram of some columns of a code table."""
-    shape = tuple(sizes[c] for c in columns)
-    flat = np.ravel_multi_index(tuple(codes[:, c] for c in columns), shape)
-    return np.bincount(flat, minlength=int(np.prod(shape))) / len(codes)
-
-
 def mean_tvd(real: np.ndarray, fake: np.ndarray, sizes: list[int], marginals: list) -> float:
     """Mean total variation distance over a list of marginals."""
-    return float(np.mean([0.5 * np.abs(histogram(real, sizes, m) - histogram(fake, sizes, m)).sum()
-                          for m in marginals]))
-
-
-def evaluation_marginals(n_columns: int, n_triples: int = 100, seed: int = 0) -> tuple[list, list]:
-    """All column pairs and ``n_triples`` random distinct triples (fixed seed)."""
-    pairs = list(itertools.combinations(range(n_columns), 2))
-    triples = list(itertools.combinations(range(n_columns), 3))
-    pick = np.random.default_rng(seed).choice(len(triples), size=n_triples, replace=False)
-    return pairs, [triples[k] for k in sorted(pick)]
+    return float(np.mean([marginal_tvd(real, fake, sizes, m) for m in marginals]))
 
 
 def make(method: str, domain: dict, seed: int):
@@ -121,7 +96,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None, help="CSV of every run")
     args = parser.parse_args()
     train, test, domain = load_adult(args.data)
-    data = (train, test, domain, *evaluation_marginals(train.shape[1]))
+    data = (train, test, domain, *workloads(train.shape[1]))
     rows = []
     for epsilon in args.epsilons:
         for method in args.methods:

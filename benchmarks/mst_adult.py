@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import datasets
+from sklearn_dpsynth._marginals import contingency_counts
 from sklearn_dpsynth.marginal.mst import MSTSynthesizer
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "adult"
@@ -42,12 +43,8 @@ def load_adult(data_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
 
 def marginal_tvd(a: np.ndarray, b: np.ndarray, sizes: list[int], columns: tuple) -> float:
     """Total variation distance between the normalised histograms of two code tables."""
-    shape = tuple(sizes[c] for c in columns)
-    cells = int(np.prod(shape))
-    ha = np.bincount(np.ravel_multi_index(tuple(a[:, c] for c in columns), shape),
-                     minlength=cells) / len(a)
-    hb = np.bincount(np.ravel_multi_index(tuple(b[:, c] for c in columns), shape),
-                     minlength=cells) / len(b)
+    ha = contingency_counts(a, sizes, columns) / len(a)
+    hb = contingency_counts(b, sizes, columns) / len(b)
     return 0.5 * float(np.abs(ha - hb).sum())
 
 
