@@ -2,10 +2,10 @@
 
 from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
-from .exceptions import BudgetExceededError, PrivacyWarning
+from .exceptions import BudgetExceededError, DomainInferenceWarning, PrivacyWarning
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .neural import DPTBARTSynthesizer, SynLMSynthesizer
-from .preprocessing import TableDiscretizer, domain_from_public_data
+from .preprocessing import TableDiscretizer, describe_domain, domain_from_public_data
 from .privacy import PrivacyLedger
 
 __version__ = "0.1.0"
@@ -19,10 +19,12 @@ __all__ = [
     "SynLMSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",
+    "describe_domain",
     "Domain",
     "ColumnSpec",
     "PrivacyLedger",
     "PrivacyWarning",
+    "DomainInferenceWarning",
     "BudgetExceededError",
     "DEFAULT_DELTA",
 ]

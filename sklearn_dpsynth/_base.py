@@ -146,7 +146,7 @@ class BaseSynthesizer(BaseEstimator):
         encoded_conditions = self._encode_conditions(conditions)
         codes = self._sample_encoded(n_samples, rng, encoded_conditions)
         decoded = self.domain_.decode(codes, rng, self._bin_value)
-        return self._form.restore(decoded)
+        return self._form.restore(decoded, self.domain_)
 
     def _encode_conditions(self, conditions: Mapping | None) -> dict[int, int] | None:
         if not conditions:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -21,6 +22,10 @@ COMMON_CONSTRAINTS: dict = {
     "max_categories": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state", np.random.Generator],
 }
+
+
+#: ``delta`` above this draws a warning in :func:`check_budget`.
+_LARGE_DELTA = 1e-3
 
 
 def check_common_params(estimator: Any) -> None:
@@ -62,7 +67,9 @@ def check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
     epsilon : float
         Must be finite and > 0.
     delta : float
-        Must lie in (0, 1).
+        Must lie in (0, 1); above ``1e-3`` a ``UserWarning`` says that this
+        is weak (``delta`` is the chance of an outright leak; pick it well
+        below ``1 / n_rows``).  ``delta`` is public, so the warning is free.
 
     Returns
     -------
@@ -80,6 +87,11 @@ def check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
         raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}.")
     if not (0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+    if delta > _LARGE_DELTA:
+        warnings.warn(
+            f"delta={delta!r} is large: with probability up to delta the guarantee may fail "
+            f"outright. Pick delta well below 1 / n_rows (the default is 1e-9; anything above "
+            f"{_LARGE_DELTA:g} is rarely meaningful).", UserWarning, stacklevel=3)
     return float(epsilon), float(delta)
 
 

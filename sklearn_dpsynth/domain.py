@@ -187,7 +187,7 @@ class ColumnSpec:
         if bad.any():
             raise ValueError(
                 f"column {self.name!r}: values must be integer codes in 0..{self.n_codes - 1}; "
-                f"found {self._examples(values[bad])}."
+                f"found other values {self._examples(bad)}."
             )
         return rounded.astype(np.int64)
 
@@ -200,8 +200,8 @@ class ColumnSpec:
                             dtype=np.int64, count=len(values))
         if (codes < 0).any():
             raise ValueError(
-                f"column {self.name!r}: values outside the declared categories: "
-                f"{self._examples(values[codes < 0])}."
+                f"column {self.name!r}: values outside the declared categories "
+                f"{self._examples(codes < 0)}; declare them, or allow other=True."
             )
         return codes
 
@@ -218,26 +218,35 @@ class ColumnSpec:
         outside = (numeric < low) | (numeric > high)
         if outside.any() and not self.clip:
             raise ValueError(
-                f"column {self.name!r}: values outside the declared bounds "
-                f"[{low:g}, {high:g}]: {self._examples(values[outside])}."
+                f"column {self.name!r}: values outside the declared bounds [{low:g}, {high:g}] "
+                f"{self._examples(outside)}; declare wider bounds or clip=True."
             )
         numeric = np.clip(numeric, low, high)
         codes = np.searchsorted(self.edges, numeric, side="right") - 1
         return np.clip(codes, 0, len(self.edges) - 2).astype(np.int64)
 
     def _as_float(self, values: np.ndarray) -> np.ndarray:
+        """Present values as floats; datetimes as seconds since 1970-01-01 UTC."""
+        if values.dtype.kind == "M" or (values.dtype == object and _all_datetimes(values)):
+            try:
+                return _datetimes_as_seconds(values)
+            except (TypeError, ValueError):
+                raise TypeError(f"column {self.name!r}: its datetimes mix time zones and "
+                                "naive values; make them all tz-aware or all naive.") from None
         try:
             return np.asarray(values, dtype=float)
         except (TypeError, ValueError):
+            numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
             raise TypeError(
                 f"column {self.name!r} is declared {self.kind!r} but holds non-numeric "
-                f"values such as {self._examples(values)}."
+                f"values {self._examples(numbers.isna().to_numpy())}."
             ) from None
 
     @staticmethod
-    def _examples(values: np.ndarray) -> str:
-        shown = list(pd.unique(np.asarray(values, dtype=object)))[:5]
-        return ", ".join(repr(v) for v in shown)
+    def _examples(bad: np.ndarray) -> str:
+        """How many rows are at fault (never their values: they are private)."""
+        count = int(np.count_nonzero(bad))
+        return f"in {count} row{'s' if count != 1 else ''}"
 
     # --------------------------------------------------------------- decoding
     def decode(
@@ -317,6 +326,37 @@ class ColumnSpec:
         return spec
 
 
+_EPOCH = pd.Timestamp(0, tz="UTC")
+
+
+def _all_datetimes(values: np.ndarray) -> bool:
+    return values.size > 0 and all(
+        isinstance(v, (pd.Timestamp, np.datetime64)) for v in values)
+
+
+def _datetimes_as_seconds(values: Any) -> np.ndarray:
+    """Seconds since 1970-01-01 UTC; naive datetimes are read as UTC."""
+    stamps = pd.Series(pd.to_datetime(pd.Series(values), utc=True))
+    return ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
+
+
+def _bound_as_float(name: Hashable, value: Any) -> Any:
+    """A declared bound as a number: a Timestamp, datetime or ISO string as
+    seconds since 1970-01-01 UTC (naive ones read as UTC); numbers as they are."""
+    if isinstance(value, (pd.Timestamp, np.datetime64, str)) or hasattr(value, "isoformat"):
+        try:
+            return float(_datetimes_as_seconds([pd.Timestamp(value)])[0])
+        except (TypeError, ValueError):
+            raise ValueError(f"column {name!r}: cannot read the bound {value!r} as a "
+                             "date-time.") from None
+    return value
+
+
+def _is_bound(value: Any) -> bool:
+    return (isinstance(value, (int, float, np.number, pd.Timestamp, np.datetime64))
+            and not isinstance(value, (bool, np.bool_)))
+
+
 def _uniform_edges(low: float, high: float, n_bins: int) -> np.ndarray:
     if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
         raise ValueError(f"bounds must be finite with low < high, got ({low}, {high}).")
@@ -353,8 +393,8 @@ def spec_from_declaration(
     if isinstance(declared, (int, np.integer)):
         return ColumnSpec(name, "codes", n_codes=int(declared))
     if isinstance(declared, tuple) and len(declared) == 2 and all(
-            isinstance(v, (int, float, np.number)) for v in declared):
-        low, high = declared
+            _is_bound(v) for v in declared):
+        low, high = (_bound_as_float(name, v) for v in declared)
         return ColumnSpec(name, "numeric", edges=_uniform_edges(low, high, n_bins),
                           integer=integer)
     if isinstance(declared, (list, np.ndarray, pd.Index)):
@@ -375,7 +415,7 @@ def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int, integer: bool) -
     if kind == "numeric" and "edges" not in spec:
         if "bounds" not in spec:
             raise ValueError(f"column {name!r}: a numeric entry needs 'bounds' or 'edges'.")
-        low, high = spec.pop("bounds")
+        low, high = (_bound_as_float(name, v) for v in spec.pop("bounds"))
         spec["edges"] = _uniform_edges(low, high, spec.pop("n_bins", n_bins))
     spec.pop("bounds", None)
     spec.pop("n_bins", None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PrivacyWarning", "BudgetExceededError"]
+__all__ = ["PrivacyWarning", "DomainInferenceWarning", "BudgetExceededError"]
 
 
 class PrivacyWarning(UserWarning):
@@ -10,6 +10,17 @@ class PrivacyWarning(UserWarning):
 
     Raised only on an explicit opt-out (for example
     ``preprocessing="non-private"``); the message names what leaked.
+    """
+
+
+class DomainInferenceWarning(UserWarning):
+    """Private domain inference found no signal for some columns.
+
+    Their noisy histograms had no count above the noise, so their bounds
+    fell back to the whole public grid (or no category was kept) and their
+    synthetic values carry no information.  Emitted once per fit, naming
+    the columns; it is computed from the noisy counts only, so it costs no
+    budget.  The fix is to declare those columns with ``domain=``.
     """
 
 

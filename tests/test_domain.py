@@ -34,7 +34,7 @@ def test_categories_round_trip_other_and_missing():
     decoded = spec.decode(codes)
     assert list(decoded) == ["a", OTHER, None, "b"]
     strict = ColumnSpec("city", "categorical", categories=["a", "b"])
-    with pytest.raises(ValueError, match="'city'.*'zzz'"):
+    with pytest.raises(ValueError, match="'city'.*categories in 1 row"):
         strict.encode(np.array(["zzz"], dtype=object))
     with pytest.raises(ValueError, match="'city' contains missing values"):
         strict.encode(np.array([None], dtype=object))
@@ -86,3 +86,20 @@ def test_domain_encode_decode_frame():
     assert list(back["b"]) == ["y", "x", "y"]
     with pytest.raises(ValueError, match="unknown column 'zz'"):
         dom.index("zz")
+
+
+def test_datetimes_encode_as_seconds_with_timestamp_or_iso_bounds():
+    spec = spec_from_declaration("t", (pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-05")),
+                                 n_bins=4)
+    np.testing.assert_allclose(spec.edges[[0, -1]], [1577836800.0, 1578182400.0])
+    naive = pd.Series(pd.to_datetime(["2020-01-01 12:00", "2020-01-04 23:00"]))
+    np.testing.assert_array_equal(spec.encode(naive.to_numpy()), [0, 3])
+    aware = naive.dt.tz_localize("Europe/Paris")  # 1 hour ahead of UTC in January
+    np.testing.assert_array_equal(spec.encode(aware.to_numpy()), [0, 3])
+    same = spec_from_declaration("t", {"bounds": ["2020-01-01T01:00:00+01:00",
+                                                  "2020-01-05"], "n_bins": 4}, n_bins=8)
+    np.testing.assert_allclose(same.edges, spec.edges)
+    with pytest.raises(ValueError, match="'t'.*date-time"):
+        spec_from_declaration("t", {"bounds": ["2020-01-01", "not a date"]}, n_bins=4)
+    with pytest.raises(ValueError, match="'t'.*outside the declared bounds.*in 1 row"):
+        spec.encode(pd.Series(pd.to_datetime(["2021-01-01"])).to_numpy())

@@ -1,4 +1,5 @@
 """Fit AIM with a 3-way workload and structural zeros, watching its rounds."""
+# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 import numpy as np
 

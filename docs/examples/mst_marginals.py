@@ -1,4 +1,5 @@
 """Fit MST, sample rows, and answer unmeasured marginals from the model for free."""
+# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 import numpy as np
 

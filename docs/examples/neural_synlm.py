@@ -1,4 +1,5 @@
 """Train SynLM with random field order and condition on any column (needs [neural])."""
+# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 import numpy as np
 

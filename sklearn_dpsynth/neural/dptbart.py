@@ -83,6 +83,12 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         (measured 6x on a shared 2-core machine).
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the batches, the initialisation and sampling.
+        ``None`` (the default, and the only choice for a release) draws
+        fresh operating-system entropy on every fit.  A fixed seed is for
+        research reproducibility only: **the seed is the noise**, so whoever
+        knows it can re-run the fit on two neighbouring tables and tell them
+        apart; it is kept in ``get_params()`` and the pickle.  Keep it
+        secret and never publish it with a release.
 
     Attributes
     ----------

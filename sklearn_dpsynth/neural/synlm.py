@@ -95,6 +95,12 @@ class SynLMSynthesizer(TransformerSynthesizer):
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the batches, the field orders, the initialisation
         and sampling.
+        ``None`` (the default, and the only choice for a release) draws
+        fresh operating-system entropy on every fit.  A fixed seed is for
+        research reproducibility only: **the seed is the noise**, so whoever
+        knows it can re-run the fit on two neighbouring tables and tell them
+        apart; it is kept in ``get_params()`` and the pickle.  Keep it
+        secret and never publish it with a release.
 
     Attributes
     ----------
