@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABCMeta, abstractmethod
 from typing import Any, Hashable, Mapping
 
 import numpy as np
@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
+from .backends import EncodedTable, encode_public_table, encode_table
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import PrivacyLedger
 
@@ -20,16 +21,21 @@ __all__ = ["BaseSynthesizer", "DEFAULT_DELTA"]
 DEFAULT_DELTA = 1e-9
 
 
-class BaseSynthesizer(BaseEstimator):
+class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     """Base class of all synthesizers: fit privately, sample, score.
 
     Subclasses implement four hooks on the *encoded* table (integer codes,
     one column per input column, ``domain_.sizes[j]`` codes in column
-    ``j``):
+    ``j``); a subclass missing one cannot be instantiated:
 
-    * ``_fit_encoded(codes, ledger, rng)`` -- spend at most
+    * ``_fit_encoded(table, ledger, rng, public)`` -- read the private
+      rows only through ``table`` (a
+      :class:`~sklearn_dpsynth.backends.EncodedTable`: ``table.counts``,
+      ``table.iter_chunks``, ``table.to_numpy``), spend at most
       ``ledger.rho_remaining()`` (or fit within ``ledger.fits``) and learn
-      the model;
+      the model; ``public`` is the encoded ``public_data`` (a
+      :class:`~sklearn_dpsynth.backends.NumpyTable`) or None, and is
+      never given to a class whose ``_accepts_public_data`` is False;
     * ``_sample_encoded(n_samples, rng, conditions)`` -- return
       ``(n_samples, n_features)`` codes; ``conditions`` maps column
       positions to fixed codes (or is None);
@@ -55,8 +61,12 @@ class BaseSynthesizer(BaseEstimator):
     #: Where decoded numeric values sit in their bin.
     _bin_value = "midpoint"
 
+    #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).
+    _accepts_public_data = False
+
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any = None, *, epsilon: float, delta: float = DEFAULT_DELTA):
+    def fit(self, X: Any, y: Any = None, *, epsilon: float, delta: float = DEFAULT_DELTA,
+            public_data: Any = None):
         """Fit the synthesizer on the private table ``X`` within ``(epsilon, delta)``.
 
         Parameters
@@ -70,6 +80,13 @@ class BaseSynthesizer(BaseEstimator):
             Privacy budget, finite and ``> 0``.
         delta : float, default=1e-9
             Privacy parameter in (0, 1); pick it well below ``1 / n_samples``.
+        public_data : pandas.DataFrame or array-like, default=None
+            A table that is *not* private, with the same columns as ``X``
+            (in any order for DataFrames), for the methods that can use one
+            (those that cannot raise a ValueError).  It is encoded once on
+            the fitted domain and costs no budget; its values must lie in
+            the domain (learned columns clip or map to "other" as for
+            ``X``).  The guarantee holds only if it really is public.
 
         Returns
         -------
@@ -77,7 +94,9 @@ class BaseSynthesizer(BaseEstimator):
         """
         self._validate_params()
         epsilon, delta = check_budget(epsilon, delta)
+        self._check_public_allowed(public_data)
         frame, form = check_table(X)
+        public_frame = self._align_public(public_data, form)
         rng = check_rng(self.random_state)
         ledger = PrivacyLedger(epsilon, delta)
         share = self.preprocessing_budget
@@ -86,13 +105,48 @@ class BaseSynthesizer(BaseEstimator):
             preprocessing=self.preprocessing, ledger=ledger, rng=rng,
             rho=share * ledger.rho_budget, delta=share * delta,
             max_categories=self.max_categories)
-        codes = self.domain_.encode(frame)
-        self._fit_encoded(codes, ledger, rng)
+        table = encode_table(frame, self.domain_)
+        public = (None if public_frame is None
+                  else encode_public_table(public_frame, self.domain_))
+        self._fit_encoded(table, ledger, rng, public)
         self.privacy_ledger_ = ledger
         self._form = form
         self._sampling_rng = np.random.default_rng(rng.integers(0, 2**63 - 1))
         _set_feature_info(self, form)
         return self
+
+    def _check_public_allowed(self, public_data: Any) -> None:
+        """ValueError naming ``public_data`` for methods that cannot use it."""
+        if public_data is not None and not self._accepts_public_data:
+            raise ValueError(f"public_data: {type(self).__name__} does not use public data; "
+                             "fit it without public_data=.")
+
+    @staticmethod
+    def _align_public(public_data: Any, form: InputForm) -> pd.DataFrame | None:
+        """``public_data`` checked and in the columns order of ``X``, or None.
+
+        Raises
+        ------
+        ValueError
+            Naming ``public_data`` and the missing or unexpected columns.
+        """
+        if public_data is None:
+            return None
+        try:
+            frame, public_form = check_table(public_data)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"public_data: {error}") from None
+        if public_form.is_frame and form.is_frame:
+            missing = [c for c in form.columns if c not in set(frame.columns)]
+            extra = [c for c in frame.columns if c not in set(form.columns)]
+            if missing or extra:
+                raise ValueError(f"public_data must have the columns of X: missing {missing}, "
+                                 f"unexpected {extra}.")
+            return frame[form.columns]
+        if frame.shape[1] != len(form.columns):
+            raise ValueError(f"public_data must have the {len(form.columns)} columns of X, "
+                             f"got {frame.shape[1]}.")
+        return frame.set_axis(form.columns, axis=1)
 
     def _declared_domain(self, form: InputForm) -> dict:
         """The ``domain`` hyperparameter as ``{column: entry}``."""
@@ -197,9 +251,9 @@ class BaseSynthesizer(BaseEstimator):
 
     # ---------------------------------------------------------------- hooks
     @abstractmethod
-    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
-        """Learn the model from encoded rows, spending through ``ledger``."""
+    def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
+                     rng: np.random.Generator, public: EncodedTable | None) -> None:
+        """Learn the model from the encoded private ``table``, spending through ``ledger``."""
 
     @abstractmethod
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,

@@ -1,8 +1,11 @@
 """Contingency tables (marginals) of integer-coded data.
 
-This is the one place where marginals of the private, encoded table are
-counted; every mechanism that measures a marginal calls it and then adds
-noise through :mod:`sklearn_dpsynth.privacy`.
+:func:`contingency_counts` is the numpy counting kernel: the in-memory
+backend :class:`~sklearn_dpsynth.backends.NumpyTable` counts the private
+table with it (mechanisms reach the private rows only through
+:meth:`~sklearn_dpsynth.backends.EncodedTable.counts` and add noise through
+:mod:`sklearn_dpsynth.privacy`), and code that counts non-private arrays
+(synthetic rows, metrics) calls it directly.
 """
 
 from __future__ import annotations

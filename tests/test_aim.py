@@ -228,6 +228,15 @@ def test_marginal_answers_without_budget(net):
         synth.marginal(["nope"])
 
 
+def test_the_model_works_on_the_domain_codes(net):
+    synth = _aim(net).fit(net.frame, epsilon=1.0)
+    assert synth.compression_.is_identity
+    assert synth.compression_.sizes == synth.domain_.sizes
+    codes = synth.domain_.encode(net.frame)
+    np.testing.assert_array_equal(synth.score_samples(net.frame),
+                                  synth.model_.log_likelihood(codes))
+
+
 def test_initial_cliques_are_measured_first(net):
     synth = _aim(net, initial_cliques=[("c3", "c2")]).fit(net.frame, epsilon=1.0)
     d = len(net.frame.columns)

@@ -12,7 +12,8 @@ from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import KBinsDiscretizer, OrdinalEncoder
 
-from sklearn_dpsynth import PrivacyWarning
+from sklearn_dpsynth import BaseSynthesizer, IndependentSynthesizer, PrivacyWarning
+from sklearn_dpsynth.backends import EncodedTable, NumpyTable
 
 from .conftest import MIXED_DOMAIN, SYNTHESIZERS, make_synthesizer
 
@@ -190,3 +191,75 @@ def test_non_private_preprocessing_warns_naming_what_leaked(name, mixed_frame):
         warnings.simplefilter("error", PrivacyWarning)
         make_synthesizer(name, domain=MIXED_DOMAIN, random_state=0).fit(
             mixed_frame, epsilon=1.0)
+
+
+# ----------------------------------------------------- hooks and public data
+def test_a_subclass_missing_a_hook_cannot_be_instantiated():
+    class NoSampler(BaseSynthesizer):
+        def _fit_encoded(self, table, ledger, rng, public):
+            pass
+
+        def _log_likelihood_encoded(self, codes):
+            return np.zeros(len(codes))
+
+        def _estimated_n_records(self):
+            return 1.0
+
+    with pytest.raises(TypeError, match="abstract.*_sample_encoded"):
+        NoSampler()
+    with pytest.raises(TypeError, match="abstract"):
+        BaseSynthesizer()
+
+
+def test_public_data_is_refused_by_methods_that_cannot_use_it(name, bayesnet):
+    synth = make_synthesizer(name, domain=bayesnet.domain, random_state=0)
+    if synth._accepts_public_data:
+        synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
+        assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0)
+        return
+    with pytest.raises(ValueError, match=f"public_data: {name} does not use public data"):
+        synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
+
+
+class _Recorder(IndependentSynthesizer):
+    """Keeps what the base passes to the hook (for the tests below)."""
+
+    _accepts_public_data = True
+
+    def _fit_encoded(self, table, ledger, rng, public):
+        self.seen_ = (table, public)
+        super()._fit_encoded(table, ledger, rng, None)
+
+
+def test_the_hook_receives_encoded_tables_of_the_fitted_domain(bayesnet):
+    frame = bayesnet.frame
+    public = frame.iloc[:50][list(reversed(frame.columns))]  # any column order
+    synth = _Recorder(domain=bayesnet.domain, random_state=0).fit(
+        frame, epsilon=1.0, public_data=public)
+    table, encoded = synth.seen_
+    assert isinstance(table, EncodedTable) and isinstance(encoded, NumpyTable)
+    assert table.columns == encoded.columns == list(frame.columns)
+    assert table.sizes == encoded.sizes == synth.domain_.sizes
+    np.testing.assert_array_equal(table.to_numpy(), synth.domain_.encode(frame))
+    np.testing.assert_array_equal(encoded.to_numpy(), synth.domain_.encode(frame.iloc[:50]))
+    # an array X takes an array (or any frame with as many columns) as public data
+    X = synth.domain_.encode(frame)
+    synth = _Recorder(domain=3, random_state=0).fit(X % 3, epsilon=1.0, public_data=X[:5] % 3)
+    np.testing.assert_array_equal(synth.seen_[1].to_numpy(), X[:5] % 3)
+
+
+@pytest.mark.parametrize("public, message", [
+    (lambda f: f.drop(columns="c2"), r"public_data must have the columns of X: missing \['c2'\]"),
+    (lambda f: f.assign(extra=1), r"unexpected \['extra'\]"),
+    (lambda f: f.iloc[:0], "public_data: X is empty"),
+    (lambda f: f.to_numpy()[:, :2], "public_data must have the 5 columns of X, got 2"),
+])
+def test_bad_public_tables_get_clear_errors_before_any_spending(bayesnet, public, message,
+                                                                monkeypatch):
+    def no_domain_learning(*args, **kwargs):
+        raise AssertionError("the private table was read before public_data was checked")
+
+    monkeypatch.setattr("sklearn_dpsynth._base.learn_domain", no_domain_learning)
+    synth = _Recorder(random_state=0)  # nothing declared: the domain would be learned
+    with pytest.raises(ValueError, match=message):
+        synth.fit(bayesnet.frame, epsilon=1.0, public_data=public(bayesnet.frame))

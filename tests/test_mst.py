@@ -206,8 +206,8 @@ def test_compress_false_keeps_the_domain():
 # ----------------------------------------------------------------- options
 def test_public_data_tree_spends_nothing_on_selection(tree_data):
     public = tree_data.test.iloc[:2000]
-    synth = MSTSynthesizer(domain=tree_data.domain, public_data=public, random_state=0).fit(
-        tree_data.train, epsilon=1.0)
+    synth = MSTSynthesizer(domain=tree_data.domain, random_state=0).fit(
+        tree_data.train, epsilon=1.0, public_data=public)
     ledger = synth.privacy_ledger_
     assert not _entries(synth, "exponential")
     assert ledger.spent()[0] == pytest.approx(1.0, rel=1e-9)
@@ -224,9 +224,41 @@ def test_public_data_tree_spends_nothing_on_selection(tree_data):
 
 def test_public_data_with_wrong_columns_names_the_parameter(tree_data):
     bad = tree_data.test.drop(columns="c2")
-    with pytest.raises(ValueError, match="public_data"):
-        MSTSynthesizer(domain=tree_data.domain, public_data=bad).fit(
-            tree_data.train, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"public_data.*missing \['c2'\]"):
+        MSTSynthesizer(domain=tree_data.domain).fit(tree_data.train, epsilon=1.0,
+                                                    public_data=bad)
+
+
+def test_public_values_outside_the_domain_name_the_column_and_count(tree_data):
+    public = tree_data.test.iloc[:100].copy()
+    public["c2"] = public["c2"].astype(object)
+    public.iloc[[3, 7], public.columns.get_loc("c2")] = "secret-value"
+    with pytest.raises(ValueError, match=r"public_data: column 'c2' has 2 of 100 rows") as error:
+        MSTSynthesizer(domain=tree_data.domain).fit(tree_data.train, epsilon=1.0,
+                                                    public_data=public)
+    assert "secret-value" not in str(error.value)
+
+
+def test_public_data_is_a_fit_argument_not_a_parameter():
+    assert "public_data" not in MSTSynthesizer().get_params()
+    with pytest.raises(TypeError):
+        MSTSynthesizer(public_data=None)
+
+
+def test_public_tree_is_the_same_for_neighbouring_private_tables(tree_data):
+    """The tree is read from the public table only: D and D' (one row apart) agree."""
+    public = tree_data.test.iloc[:2000]
+    # columns in another order: the base puts them back in X's order
+    shuffled = public[list(reversed(public.columns))]
+    trees = []
+    for private in (tree_data.train, tree_data.train.iloc[1:]):
+        synth = MSTSynthesizer(domain=tree_data.domain, compress=False, random_state=0).fit(
+            private, epsilon=1.0, public_data=shuffled)
+        trees.append(synth.tree_edges_)
+    assert trees[0] == trees[1]
+    reference = MSTSynthesizer(domain=tree_data.domain, compress=False, random_state=0).fit(
+        tree_data.train, epsilon=1.0, public_data=public)
+    assert reference.tree_edges_ == trees[0]
 
 
 def test_initial_cliques_are_measured_and_grown_around(tree_data):

@@ -5,6 +5,7 @@ import pytest
 from scipy.optimize import minimize
 
 from sklearn_dpsynth._marginals import contingency_counts, project_to_simplex
+from sklearn_dpsynth.backends import NumpyTable
 from sklearn_dpsynth.marginal._compression import DomainCompression, weighted_simplex_projection
 from sklearn_dpsynth.marginal._measure import (attribute_names, measure_marginals,
                                                weighted_sigmas)
@@ -127,8 +128,8 @@ def test_measure_marginals_goes_through_the_ledger():
     ledger = PrivacyLedger(1.0, 1e-9)
     rho = ledger.rho_remaining()
     sigmas = weighted_sigmas(rho, [1.0, 1.0])
-    noisy = measure_marginals(codes, [3, 3, 3], [(0,), (1, 2)], sigmas, ledger,
-                              np.random.default_rng(0), ["a", "b", "c"])
+    noisy = measure_marginals(NumpyTable(codes, ["a", "b", "c"], [3, 3, 3]), [(0,), (1, 2)],
+                              sigmas, ledger, np.random.default_rng(0))
     assert [e.target for e in ledger.entries] == ["1-way marginal 'a'",
                                                   "2-way marginal ('b', 'c')"]
     assert ledger.spent()[0] == pytest.approx(1.0, rel=1e-9)
@@ -160,10 +161,10 @@ def test_l1_scores_have_sensitivity_one():
     def estimate(pair):
         return np.full((3, 3), 100.0 / 3)
 
-    scores = l1_pair_scores(codes, [3, 3, 3], pairs, estimate)
+    scores = l1_pair_scores(NumpyTable(codes, list("abc"), [3, 3, 3]), pairs, estimate)
     for row in range(0, 300, 37):
-        neighbour = np.delete(codes, row, axis=0)
-        other = l1_pair_scores(neighbour, [3, 3, 3], pairs, estimate)
+        neighbour = NumpyTable(np.delete(codes, row, axis=0), list("abc"), [3, 3, 3])
+        other = l1_pair_scores(neighbour, pairs, estimate)
         assert np.abs(scores - other).max() <= 1.0 + 1e-12
 
 
@@ -187,7 +188,8 @@ def test_maximum_spanning_tree_and_mutual_information():
     d = np.where(rng.random(5000) < 0.7, c, rng.integers(0, 3, 5000))
     codes = np.column_stack([a, b, c, d])
     pairs = all_pairs(4)
-    mi = np.array([mutual_information(codes, [3] * 4, p) for p in pairs])
+    table = NumpyTable(codes, list("abcd"), [3] * 4)
+    mi = np.array([mutual_information(table, p) for p in pairs])
     assert mi[pairs.index((0, 2))] < 1e-2 < mi[pairs.index((2, 3))] < mi[pairs.index((0, 1))]
     edges = maximum_spanning_tree(pairs, mi, Components(4))
     assert edges[:2] == [(0, 1), (2, 3)] and len(edges) == 3

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .._marginals import contingency_counts
+from ..backends import EncodedTable
 from ..pgm import GraphicalModel, JunctionTree, model_size_mb
 from ._aim_workload import n_cells
 
@@ -30,20 +30,18 @@ class CandidateScorer:
 
     Parameters
     ----------
-    codes : ndarray of int, shape (n_samples, n_columns)
+    table : EncodedTable
         The private encoded table.
-    sizes : sequence of int
-        Number of codes of every column.
     weights : dict of tuple of int to float
         Candidate marginals (sorted positions) and their weights.
     names : sequence of str
         Model attribute name of every column position.
     """
 
-    def __init__(self, codes: np.ndarray, sizes: Sequence[int],
-                 weights: Mapping[Marginal, float], names: Sequence[str]) -> None:
-        self._codes = codes
-        self.sizes = list(sizes)
+    def __init__(self, table: EncodedTable, weights: Mapping[Marginal, float],
+                 names: Sequence[str]) -> None:
+        self._table = table
+        self.sizes = table.sizes
         self.weights = dict(weights)
         self.names = list(names)
         self._true: dict[Marginal, np.ndarray] = {}
@@ -56,8 +54,7 @@ class CandidateScorer:
     def true_counts(self, marginal: Marginal) -> np.ndarray:
         """Flattened counts of a marginal of the private table (cached)."""
         if marginal not in self._true:
-            self._true[marginal] = contingency_counts(self._codes, self.sizes,
-                                                      marginal).ravel()
+            self._true[marginal] = self._table.counts(marginal).ravel()
         return self._true[marginal]
 
     def grown_size_mb(self, tree: JunctionTree, marginal: Marginal) -> float:

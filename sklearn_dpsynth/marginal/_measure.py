@@ -12,7 +12,7 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from .._marginals import contingency_counts
+from ..backends import EncodedTable
 from ..privacy import PrivacyLedger
 
 __all__ = ["attribute_names", "weighted_sigmas", "measure_marginals", "describe"]
@@ -78,13 +78,11 @@ def describe(labels: Sequence[Hashable], clique: Sequence[int]) -> str:
 
 
 def measure_marginals(
-    codes: np.ndarray,
-    sizes: Sequence[int],
+    table: EncodedTable,
     cliques: Sequence[Sequence[int]],
     sigmas: Sequence[float],
     ledger: PrivacyLedger,
     rng: np.random.Generator,
-    labels: Sequence[Hashable],
 ) -> list[np.ndarray]:
     """Noisy counts of marginals of the private table (Gaussian mechanism).
 
@@ -95,10 +93,9 @@ def measure_marginals(
 
     Parameters
     ----------
-    codes : ndarray of int, shape (n_samples, n_columns)
-        The private encoded table.
-    sizes : sequence of int
-        Number of codes of every column of ``codes``.
+    table : EncodedTable
+        The private encoded table (its column names name the ledger
+        targets).
     cliques : sequence of sequence of int
         Column positions of each marginal.
     sigmas : sequence of float
@@ -107,8 +104,6 @@ def measure_marginals(
         Records every release.
     rng : numpy.random.Generator
         Source of the noise.
-    labels : sequence of hashable
-        Column names, for the ledger targets.
 
     Returns
     -------
@@ -119,7 +114,8 @@ def measure_marginals(
         raise ValueError("cliques and sigmas must have the same length.")
     out = []
     for clique, sigma in zip(cliques, sigmas):
-        counts = contingency_counts(codes, sizes, clique).ravel()
+        counts = table.counts(clique).ravel()
         out.append(ledger.gaussian(counts, sigma=float(sigma), rng=rng,
-                                   target=describe(labels, clique), n_cells=counts.size))
+                                   target=describe(table.columns, clique),
+                                   n_cells=counts.size))
     return out

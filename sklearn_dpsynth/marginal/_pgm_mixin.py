@@ -2,11 +2,12 @@
 
 :class:`_PGMMixin` answers marginals, samples and scores rows from a fitted
 :class:`~sklearn_dpsynth.pgm.GraphicalModel` stored as ``model_``, whose
-attribute ``attributes_[j]`` stands for column ``j`` of ``domain_``.  A
-synthesizer that models a compressed domain sets ``compression_`` (a
-:class:`~sklearn_dpsynth.marginal._compression.DomainCompression`); without
-it the model's codes are the domain's codes.  Everything here uses the
-fitted model only: no budget is spent.
+attribute ``attributes_[j]`` stands for column ``j`` of ``domain_``, and
+``compression_``, the
+:class:`~sklearn_dpsynth.marginal._compression.DomainCompression` from the
+domain's codes to the model's (``DomainCompression.identity`` when the model
+works on the domain's codes).  Everything here uses the fitted model only: no
+budget is spent.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ __all__ = ["_PGMMixin"]
 class _PGMMixin:
     """Marginals, sampling and scoring from a fitted graphical model.
 
-    Expects ``model_``, ``attributes_``, ``domain_`` and optionally
-    ``compression_`` and ``sampling`` (``"lowvar"`` when absent).
+    Expects ``model_``, ``attributes_``, ``domain_``, ``compression_`` and
+    optionally ``sampling`` (``"lowvar"`` when absent).
     """
 
     # ----------------------------------------------------- column positions
@@ -44,23 +45,17 @@ class _PGMMixin:
         return tuple(positions)
 
     # ------------------------------------------------------ codes <-> model
-    def _to_model_codes(self, codes: np.ndarray) -> np.ndarray:
-        compression = getattr(self, "compression_", None)
-        return codes if compression is None else compression.compress(codes)
-
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,
                         conditions: dict[int, int] | None) -> np.ndarray:
         self._reject_conditions(conditions)
         method = getattr(self, "sampling", "lowvar")
         sampled = self.model_.sample(n_samples, rng, method=method)
-        compression = getattr(self, "compression_", None)
-        return sampled if compression is None else compression.expand(sampled, rng)
+        return self.compression_.expand(sampled, rng)
 
     def _log_likelihood_encoded(self, codes: np.ndarray) -> np.ndarray:
-        model_codes = self._to_model_codes(codes)
-        out = self.model_.log_likelihood(model_codes)
-        compression = getattr(self, "compression_", None)
-        return out if compression is None else out + compression.log_expansion(model_codes)
+        model_codes = self.compression_.compress(codes)
+        return (self.model_.log_likelihood(model_codes)
+                + self.compression_.log_expansion(model_codes))
 
     def _estimated_n_records(self) -> float:
         return self.model_.total
@@ -95,9 +90,7 @@ class _PGMMixin:
             columns = [columns]
         positions = self._positions(columns, "columns")
         probs = self.model_.marginal([self.attributes_[j] for j in positions], normalize=True)
-        compression = getattr(self, "compression_", None)
-        if compression is not None:
-            probs = compression.expand_marginal(probs, positions)
+        probs = self.compression_.expand_marginal(probs, positions)
         if not as_frame:
             return probs
         return self._marginal_frame(probs, positions)

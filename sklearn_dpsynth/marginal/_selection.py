@@ -15,7 +15,7 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from .._marginals import contingency_counts
+from ..backends import EncodedTable
 from ..privacy import PrivacyLedger
 
 __all__ = ["Components", "all_pairs", "l1_pair_scores", "private_kruskal",
@@ -68,8 +68,7 @@ def all_pairs(n_columns: int) -> list[tuple[int, int]]:
 
 
 def l1_pair_scores(
-    codes: np.ndarray,
-    sizes: Sequence[int],
+    table: EncodedTable,
     pairs: Sequence[tuple[int, int]],
     estimate: Callable[[tuple[int, int]], np.ndarray],
 ) -> np.ndarray:
@@ -82,15 +81,14 @@ def l1_pair_scores(
 
     Parameters
     ----------
-    codes : ndarray of int, shape (n_samples, n_columns)
+    table : EncodedTable
         The private encoded table.
-    sizes : sequence of int
-        Number of codes of every column.
     pairs : sequence of (int, int)
         Column pairs to score.
     estimate : callable
         ``estimate((i, j))`` returns the estimated counts, shaped
-        ``(sizes[i], sizes[j])``; it must not depend on ``codes``.
+        ``(table.sizes[i], table.sizes[j])``; it must not depend on the
+        table.
 
     Returns
     -------
@@ -98,7 +96,7 @@ def l1_pair_scores(
     """
     scores = np.empty(len(pairs))
     for k, pair in enumerate(pairs):
-        true = contingency_counts(codes, sizes, pair)
+        true = table.counts(pair)
         scores[k] = np.abs(true - estimate(pair)).sum()
     return scores
 
@@ -162,15 +160,13 @@ def private_kruskal(
     return chosen
 
 
-def mutual_information(codes: np.ndarray, sizes: Sequence[int], pair: tuple[int, int]) -> float:
+def mutual_information(table: EncodedTable, pair: tuple[int, int]) -> float:
     """Empirical mutual information (nats) of two columns.
 
     Parameters
     ----------
-    codes : ndarray of int, shape (n_samples, n_columns)
+    table : EncodedTable
         An encoded table (never the private one: this is not private).
-    sizes : sequence of int
-        Number of codes of every column.
     pair : (int, int)
         The two columns.
 
@@ -178,7 +174,7 @@ def mutual_information(codes: np.ndarray, sizes: Sequence[int], pair: tuple[int,
     -------
     float
     """
-    joint = contingency_counts(codes, sizes, pair)
+    joint = table.counts(pair)
     total = joint.sum()
     if total <= 0:
         return 0.0

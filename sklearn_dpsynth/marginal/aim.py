@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from .._base import BaseSynthesizer
+from ..backends import EncodedTable
 from ..pgm import GraphicalModel, JunctionTree
 from ..privacy import PrivacyLedger
 from ._aim_budget import BudgetSchedule
@@ -18,6 +20,7 @@ from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural
                          refit_from_independent)
 from ._aim_select import CandidateScorer
 from ._aim_workload import candidate_weights, default_workload, parse_workload
+from ._compression import DomainCompression
 from ._measure import attribute_names, describe
 from ._pgm_mixin import _PGMMixin
 
@@ -139,6 +142,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         The complete public domain of the encoded table.
     model_ : GraphicalModel
         The fitted model (attribute ``attributes_[j]`` is column ``j``).
+    compression_ : DomainCompression
+        The identity map between the domain's codes and the model's (AIM
+        models the full domain).
     attributes_ : list of str
         Name of every column in ``model_``.
     workload_ : list of (tuple, float)
@@ -259,16 +265,17 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
-    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
+    def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
+                     rng: np.random.Generator, public: EncodedTable | None) -> None:
         sizes = self.domain_.sizes
         self.attributes_ = attribute_names(self.domain_.columns)
+        self.compression_ = DomainCompression.identity(sizes)
         workload = self._workload_positions()
         initial = self._initial_positions()
         zeros = ZeroMasks(parse_structural_zeros(self.structural_zeros, self._positions,
                                                  self.domain_), self.attributes_)
-        scorer = CandidateScorer(codes, sizes, candidate_weights(workload), self.attributes_)
-        run = _Run(ledger, rng, scorer, zeros, self)
+        scorer = CandidateScorer(table, candidate_weights(workload), self.attributes_)
+        run = _Run(ledger, rng, scorer, zeros, self._run_options())
         first = [(j,) for j in range(len(sizes))] + [m for m in initial if len(m) > 1]
         schedule = BudgetSchedule.start(run.rho_total, self._planned_rounds(), len(first))
         run.start(first, schedule)
@@ -278,6 +285,14 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         self.cliques_ = [self._names(m) for m in run.measured]
         self.history_ = run.history
         self.n_rounds_ = len(run.history)
+
+    def _run_options(self) -> "_RunOptions":
+        """The options a run reads, as one explicit value."""
+        return _RunOptions(
+            labels=list(self.domain_.columns), attributes=list(self.attributes_),
+            sizes=list(self.domain_.sizes), max_model_size=self.max_model_size,
+            max_iters=self.max_iters, tol=self.tol, early_stopping=self.early_stopping,
+            verbose=self.verbose, callback=self.callback)
 
     def _planned_rounds(self) -> int:
         return self.rounds if self.rounds is not None else ROUNDS_PER_COLUMN * len(
@@ -306,19 +321,46 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         return out
 
 
+@dataclass(frozen=True)
+class _RunOptions:
+    """What an AIM run reads from the estimator: public names and hyperparameters.
+
+    Attributes
+    ----------
+    labels : list
+        Column names, for the ledger and the history.
+    attributes : list of str
+        Model attribute name of every column.
+    sizes : list of int
+        Number of codes of every column.
+    max_model_size, max_iters, tol, early_stopping, verbose, callback
+        The estimator's hyperparameters of the same names.
+    """
+
+    labels: list[Hashable]
+    attributes: list[str]
+    sizes: list[int]
+    max_model_size: float
+    max_iters: int
+    tol: float
+    early_stopping: float | None
+    verbose: bool
+    callback: Callable[[dict], Any] | None
+
+
 class _Run:
     """State of one AIM fit: ledger, model, measurements and progress."""
 
     def __init__(self, ledger: PrivacyLedger, rng: np.random.Generator,
-                 scorer: CandidateScorer, zeros: ZeroMasks, owner: AIMSynthesizer) -> None:
+                 scorer: CandidateScorer, zeros: ZeroMasks, options: _RunOptions) -> None:
         self.ledger = ledger
         self.rng = rng
         self.scorer = scorer
         self.zeros = zeros
-        self.owner = owner
-        self.labels = owner.domain_.columns
+        self.options = options
+        self.labels = options.labels
         self.rho_total = ledger.rho_remaining()
-        self.bank = MeasurementBank(owner.attributes_)
+        self.bank = MeasurementBank(options.attributes)
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
@@ -353,26 +395,25 @@ class _Run:
         for marginal in first:
             self.measure(marginal, schedule.sigma)
         cliques = [self.scorer.clique(m) for m in first] + self.zeros.cliques
-        tree = JunctionTree(dict(zip(self.owner.attributes_, self.owner.domain_.sizes)),
-                            cliques)
+        tree = JunctionTree(dict(zip(self.options.attributes, self.options.sizes)), cliques)
         self.model, _ = refit(tree, self.bank, None, self.zeros,
-                              max_iters=self.owner.max_iters, tol=self.owner.tol)
+                              max_iters=self.options.max_iters, tol=self.options.tol)
 
     def loop(self, schedule: BudgetSchedule) -> None:
         """Select-measure-estimate rounds until the budget is spent."""
-        with _ProgressBar(self.owner.verbose) as bar:
+        with _ProgressBar(self.options.verbose) as bar:
             while not schedule.final and self.ledger.rho_remaining() > 0:
                 info = self.round(schedule, len(self.history) + 1)
                 self.history.append(info)
                 bar.update(info)
-                if self.owner.callback is not None:
-                    self.owner.callback(dict(info))
+                if self.options.callback is not None:
+                    self.options.callback(dict(info))
 
     def round(self, schedule: BudgetSchedule, round_: int) -> dict:
         """One round; returns its progress record."""
         schedule.begin_round(self.ledger.rho_remaining())
         cost = schedule.round_cost if not schedule.final else self.ledger.rho_remaining()
-        limit = self.owner.max_model_size * min((self.rho_used + cost) / self.rho_total, 1.0)
+        limit = self.options.max_model_size * min((self.rho_used + cost) / self.rho_total, 1.0)
         candidates = self.scorer.eligible(self.model.tree, limit)
         chosen, before = self.select(candidates, schedule, round_)
         sigma, epsilon = schedule.sigma, schedule.epsilon
@@ -381,7 +422,7 @@ class _Run:
         self.measure(chosen, sigma)
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
         self.model, est = refit(tree, self.bank, self.model, self.zeros,
-                                max_iters=self.owner.max_iters, tol=self.owner.tol)
+                                max_iters=self.options.max_iters, tol=self.options.tol)
         after = self.scorer.model_counts(self.model, chosen)
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
@@ -420,12 +461,13 @@ class _Run:
 
     def finish(self, max_iters: int) -> tuple[GraphicalModel, dict]:
         """Final estimation on the final tree (see ``early_stopping``)."""
-        if self.owner.early_stopping is None:
+        options = self.options
+        if options.early_stopping is None:
             return refit(self.model.tree, self.bank, self.model, self.zeros,
-                         max_iters=max_iters, tol=self.owner.tol)
+                         max_iters=max_iters, tol=options.tol)
         return refit_from_independent(self.model.tree, self.bank, self.model, self.zeros,
-                                      max_iters=max_iters, tol=self.owner.tol,
-                                      early_stopping=self.owner.early_stopping)
+                                      max_iters=max_iters, tol=options.tol,
+                                      early_stopping=options.early_stopping)
 
 
 class _ProgressBar:

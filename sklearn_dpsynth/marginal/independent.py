@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from .._base import BaseSynthesizer
-from .._marginals import contingency_counts, project_to_simplex
+from .._marginals import project_to_simplex
+from ..backends import EncodedTable
 from ..privacy import PrivacyLedger
 
 __all__ = ["IndependentSynthesizer"]
@@ -105,15 +106,15 @@ class IndependentSynthesizer(BaseSynthesizer):
         self.pseudocount = pseudocount
         self.random_state = random_state
 
-    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
+    def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
+                     rng: np.random.Generator, public: EncodedTable | None) -> None:
         if self.pseudocount < 0:
             raise ValueError(f"pseudocount must be >= 0, got {self.pseudocount}.")
         sizes = self.domain_.sizes
         n_features = len(sizes)
         sigma = math.sqrt(n_features / (2.0 * ledger.rho_remaining()))
         noisy = [
-            ledger.gaussian(contingency_counts(codes, sizes, [j]), sigma=sigma, rng=rng,
+            ledger.gaussian(table.counts([j]), sigma=sigma, rng=rng,
                             target=f"1-way marginal of {name!r}", n_cells=sizes[j])
             for j, name in enumerate(self.domain_.columns)
         ]

@@ -7,13 +7,12 @@ from numbers import Integral, Real
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
+from ..backends import EncodedTable
 from ..pgm import Measurement, estimate, estimate_total
-from ..preprocessing import InputForm, align_columns, check_table
 from ..privacy import PrivacyLedger
 from ._compression import DomainCompression
 from ._measure import attribute_names, measure_marginals, weighted_sigmas
@@ -96,10 +95,6 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         expense of the others.  Pairs that are not selected are ignored.
     compress : bool, default=True
         Merge rare codes (step 2).
-    public_data : DataFrame or array-like, default=None
-        A public table with the same columns as ``X``, encoded on the same
-        domain; when given, the tree is its mutual-information maximum
-        spanning tree and no budget is spent on selection.
     sampling : {"lowvar", "iid"}, default="lowvar"
         Generator: low-variance rounding of the model's conditionals (the
         NIST-contest generator; synthetic marginals match the model's
@@ -192,13 +187,17 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     independent model of step 3, estimation, generation, :meth:`marginal` and
     :meth:`score_samples` only use the noisy outputs (post-processing).  Budget
     split: thirds ``(rho_1, rho_2, rho_3)`` as above; halves between steps 1
-    and 4 when no private selection is needed (``public_data`` given, the
+    and 4 when no private selection is needed (``fit(..., public_data=)`` given, the
     ``initial_cliques`` already connect every column, or only one pair can be
     chosen, as with two columns); everything on step 1
-    when there is nothing else to measure. With ``public_data``, the tree is
+    when there is nothing else to measure.
+
+    **Public data.** With ``fit(X, ..., public_data=P)``, step 3 is replaced by
     the maximum spanning tree of the pairs' mutual information *on the public
-    table* (as NIST-MST did with the contest's provisional data): it costs
-    nothing, but its privacy rests on that table being public.
+    table* ``P`` (as NIST-MST did with the contest's provisional data),
+    encoded on the fitted domain and compressed as the private one: it costs
+    nothing, but its privacy rests on ``P`` being public.  No other step reads
+    ``P``.
 
     Examples
     --------
@@ -216,7 +215,6 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         "initial_cliques": [list, tuple, None],
         "weights": [dict, None],
         "compress": ["boolean"],
-        "public_data": ["array-like", None],
         "sampling": [StrOptions({"lowvar", "iid"})],
         "max_iters": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -225,7 +223,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, initial_cliques=None,
-                 weights=None, compress=True, public_data=None, sampling="lowvar",
+                 weights=None, compress=True, sampling="lowvar",
                  max_iters=1000, tol=1e-4, early_stopping=0.7, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
@@ -235,23 +233,25 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.initial_cliques = initial_cliques
         self.weights = weights
         self.compress = compress
-        self.public_data = public_data
         self.sampling = sampling
         self.max_iters = max_iters
         self.tol = tol
         self.early_stopping = early_stopping
         self.random_state = random_state
 
+    #: ``fit(..., public_data=)`` chooses the tree on a public table.
+    _accepts_public_data = True
+
     # ------------------------------------------------------------------ fit
-    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
-        plan = self._plan()
+    def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
+                     rng: np.random.Generator, public: EncodedTable | None) -> None:
+        plan = self._plan(public)
         rho = ledger.rho_remaining()
         shares = _budget_shares(plan.private_selection, plan.measure_cliques)
         self.attributes_ = attribute_names(self.domain_.columns)
-        one_way, independent = self._first_round(codes, ledger, rng, shares[0] * rho,
+        one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights)
-        compressed = self.compression_.compress(codes)
+        compressed = table.remap(self.compression_.mappings)
         if plan.public is None:
             edges = self._private_tree(compressed, plan.components, independent, ledger, rng,
                                        shares[1] * rho)
@@ -265,17 +265,16 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.cliques_ = [tuple(labels[c] for c in clique) for clique in cliques]
         self.tree_edges_ = [(labels[a], labels[b]) for a, b in edges]
 
-    def _plan(self) -> "_Plan":
+    def _plan(self, public: EncodedTable | None) -> "_Plan":
         """Validated options, before any budget is spent."""
         initial = self._initial_positions()
         components = Components(len(self.domain_))
         for clique in initial:
             components.connect(clique)
-        return _Plan(initial, self._weight_map(), self._public_codes(), components,
-                     len(self.domain_))
+        return _Plan(initial, self._weight_map(), public, components, len(self.domain_))
 
     # --------------------------------------------------- steps 1-2: 1-way
-    def _first_round(self, codes: np.ndarray, ledger: PrivacyLedger, rng: np.random.Generator,
+    def _first_round(self, table: EncodedTable, ledger: PrivacyLedger, rng: np.random.Generator,
                      rho: float, weights: dict) -> tuple[list[Measurement], list[np.ndarray]]:
         """Measure the 1-way marginals, compress, and fit the independent model.
 
@@ -283,10 +282,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         compressed codes and the independent model's counts of every column
         (the closed-form optimum of the loss of those measurements).
         """
-        cliques = [(j,) for j in range(codes.shape[1])]
+        cliques = [(j,) for j in range(table.n_columns)]
         sigmas = weighted_sigmas(rho, [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(codes, self.domain_.sizes, cliques, sigmas, ledger, rng,
-                                  self.domain_.columns)
+        noisy = measure_marginals(table, cliques, sigmas, ledger, rng)
         self.compression_ = (
             DomainCompression.from_noisy_counts(noisy, COMPRESSION_SIGMAS * sigmas)
             if self.compress else DomainCompression.identity(self.domain_.sizes))
@@ -308,38 +306,35 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         return dict(zip(self.attributes_, self.compression_.sizes))
 
     # ------------------------------------------------------ step 3: the tree
-    def _private_tree(self, compressed: np.ndarray, components: Components,
+    def _private_tree(self, compressed: EncodedTable, components: Components,
                       independent: list[np.ndarray], ledger: PrivacyLedger,
                       rng: np.random.Generator, rho: float) -> list[tuple[int, int]]:
         """Spanning-tree edges chosen with the exponential mechanism."""
         if components.n_components == 1:
             return []
-        pairs = all_pairs(compressed.shape[1])
-        pairs = [p for p, apart in zip(pairs, components.apart(pairs)) if apart]
+        pairs = _candidate_pairs(compressed.n_columns, components)
         total = float(independent[0].sum())
 
         def outer(pair):
             return np.outer(independent[pair[0]], independent[pair[1]]) / total
 
-        scores = l1_pair_scores(compressed, self.compression_.sizes, pairs, outer)
+        scores = l1_pair_scores(compressed, pairs, outer)
         rho_round = rho / (components.n_components - 1)
         return private_kruskal(pairs, scores, components, rho_round, ledger, rng,
                                self.domain_.columns)
 
-    def _public_tree(self, public: np.ndarray,
+    def _public_tree(self, public: EncodedTable,
                      components: Components) -> list[tuple[int, int]]:
         """Mutual-information maximum spanning tree of the public table."""
         if components.n_components == 1:
             return []
-        compressed = self.compression_.compress(public)
-        pairs = all_pairs(compressed.shape[1])
-        pairs = [p for p, apart in zip(pairs, components.apart(pairs)) if apart]
-        scores = np.array([mutual_information(compressed, self.compression_.sizes, p)
-                           for p in pairs])
+        compressed = public.remap(self.compression_.mappings)
+        pairs = _candidate_pairs(compressed.n_columns, components)
+        scores = np.array([mutual_information(compressed, p) for p in pairs])
         return maximum_spanning_tree(pairs, scores, components)
 
     # ------------------------------------------------------- step 4: cliques
-    def _measure_cliques(self, compressed: np.ndarray, cliques: list[tuple[int, ...]],
+    def _measure_cliques(self, compressed: EncodedTable, cliques: list[tuple[int, ...]],
                          ledger: PrivacyLedger, rng: np.random.Generator,
                          weights: dict) -> list[Measurement]:
         """Measure the selected marginals with the rest of the budget."""
@@ -347,8 +342,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
             return []
         sigmas = weighted_sigmas(ledger.rho_remaining(),
                                  [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(compressed, self.compression_.sizes, cliques, sigmas,
-                                  ledger, rng, self.domain_.columns)
+        noisy = measure_marginals(compressed, cliques, sigmas, ledger, rng)
         return [Measurement(tuple(self.attributes_[c] for c in clique), y, float(sigma))
                 for clique, y, sigma in zip(cliques, noisy, sigmas)]
 
@@ -396,18 +390,6 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
             out[frozenset(positions)] = float(weight)
         return out
 
-    def _public_codes(self) -> np.ndarray | None:
-        """``public_data`` encoded on the fitted domain (public, not private)."""
-        if self.public_data is None:
-            return None
-        form = InputForm(list(self.domain_.columns), [],
-                         isinstance(self.public_data, pd.DataFrame))
-        try:
-            check_table(self.public_data)
-            return self.domain_.encode(align_columns(self.public_data, form))
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"public_data: {error}") from None
-
 
 @dataclass
 class _Plan:
@@ -415,7 +397,7 @@ class _Plan:
 
     initial: list
     weights: dict
-    public: np.ndarray | None
+    public: EncodedTable | None
     components: Components
     n_columns: int
 
@@ -432,6 +414,12 @@ class _Plan:
     def measure_cliques(self) -> bool:
         """Whether step 4 measures anything."""
         return bool(self.initial) or self.components.n_components > 1
+
+
+def _candidate_pairs(n_columns: int, components: Components) -> list[tuple[int, int]]:
+    """Column pairs that join two different components (public: the structure only)."""
+    pairs = all_pairs(n_columns)
+    return [p for p, apart in zip(pairs, components.apart(pairs)) if apart]
 
 
 def _diagonal(values: np.ndarray) -> np.ndarray | sp.csr_matrix:

@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
+from ..backends import EncodedTable
 from ..privacy import PrivacyLedger
 from ._optional import require_torch
 
@@ -74,7 +75,8 @@ class TransformerSynthesizer(BaseSynthesizer):
     """Base of the synthesizers that train a transformer on rows with DP-SGD.
 
     Fitting (see :mod:`sklearn_dpsynth.neural.calibration` for the privacy
-    argument): release the row count with a small share of the budget, fix
+    argument) reads the private table in memory (``table.to_numpy()``):
+    release the row count with a small share of the budget, fix
     the expected batch, the sampling rate and the number of steps from it,
     calibrate the noise multiplier so that the DP-SGD run spends exactly the
     rest, record the run in the ledger, then train (Opacus, Poisson
@@ -121,8 +123,8 @@ class TransformerSynthesizer(BaseSynthesizer):
         require_torch()
         resolve_device(self.device)
 
-    def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
+    def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
+                     rng: np.random.Generator, public: EncodedTable | None) -> None:
         from .calibration import (
             COUNT_BUDGET_SHARE,
             noisy_row_count,
@@ -133,7 +135,7 @@ class TransformerSynthesizer(BaseSynthesizer):
 
         device = resolve_device(self.device)
         self.layout_ = self._make_layout(self.domain_.sizes)
-        self.n_records_ = noisy_row_count(ledger, len(codes),
+        self.n_records_ = noisy_row_count(ledger, table.n_rows,
                                           COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
         batch = self.batch_size
         if batch == "auto":
@@ -148,7 +150,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         self.steps_ = plan.steps
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
-        self._train(codes, plan, rng, device)
+        self._train(table.to_numpy(), plan, rng, device)
 
     def _build_model(self, seed: int):
         torch = require_torch()

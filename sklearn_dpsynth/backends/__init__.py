@@ -1,0 +1,15 @@
+"""Encoded tables: where the private rows live and how they are counted.
+
+Every synthesizer receives the private table as an
+:class:`EncodedTable` (integer codes, one column per domain column) and
+reads it only through it: exact contingency tables
+(:meth:`EncodedTable.counts`), blocks of rows, or all codes in memory.
+:func:`encode_table` is the single place where a table becomes codes;
+:class:`NumpyTable` is the in-memory backend used for pandas DataFrames.
+"""
+
+from ._encode import encode_public_table, encode_table
+from ._numpy import NumpyTable
+from ._table import EncodedTable
+
+__all__ = ["EncodedTable", "NumpyTable", "encode_table", "encode_public_table"]

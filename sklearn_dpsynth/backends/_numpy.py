@@ -1,0 +1,88 @@
+"""The in-memory backend: codes held in one numpy array."""
+
+from __future__ import annotations
+
+from typing import Hashable, Iterator, Sequence
+
+import numpy as np
+
+from .._marginals import contingency_counts
+from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
+
+__all__ = ["NumpyTable"]
+
+
+class NumpyTable(EncodedTable):
+    """An encoded table held in memory as one int64 array.
+
+    Parameters
+    ----------
+    codes : array-like of int, shape (n_rows, n_columns)
+        Column ``j`` in ``0..sizes[j]-1``.  Copied only when it is not
+        already a C-contiguous int64 array.
+    columns : sequence of hashable
+        Column names.
+    sizes : sequence of int
+        Number of codes of every column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = NumpyTable(np.array([[0, 1], [1, 1], [0, 0]]), ["a", "b"], [2, 2])
+    >>> table.counts([0, 1]).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+
+    def __init__(self, codes: np.ndarray, columns: Sequence[Hashable],
+                 sizes: Sequence[int]) -> None:
+        super().__init__(columns, sizes)
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        if codes.ndim != 2 or codes.shape[1] != self.n_columns:
+            raise ValueError(f"codes must be a 2-D array with {self.n_columns} columns.")
+        if codes.shape[0] and (np.any(codes.min(axis=0) < 0)
+                               or np.any(codes.max(axis=0) >= np.asarray(self._sizes))):
+            raise ValueError("codes must lie in 0..sizes[j]-1 in every column j.")
+        codes = codes.view()
+        codes.flags.writeable = False
+        self._codes = codes
+
+    @property
+    def n_rows(self) -> int:
+        """Exact number of rows: private for the table passed to ``fit``."""
+        return int(self._codes.shape[0])
+
+    def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
+        if weights is not None and weights.shape[0] != self._codes.shape[0]:
+            raise ValueError("weights must be a 1-D array of finite numbers, one per row "
+                             "of the table.")
+        return contingency_counts(self._codes, self._sizes, columns, weights)
+
+    def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
+        """Consecutive read-only views of at most ``chunk_rows`` rows.
+
+        Parameters
+        ----------
+        chunk_rows : int, default=65536
+            Largest number of rows per block, ``>= 1``.
+
+        Yields
+        ------
+        ndarray of int64, shape (rows_in_block, n_columns)
+        """
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+                or chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
+        for start in range(0, self._codes.shape[0], int(chunk_rows)):
+            yield self._codes[start:start + int(chunk_rows)]
+
+    def to_numpy(self) -> np.ndarray:
+        """All codes: a read-only int64 array of shape (n_rows, n_columns)."""
+        return self._codes
+
+    def remap(self, mappings: Sequence[np.ndarray]) -> "NumpyTable":
+        """A new in-memory table of ``mappings[j][codes[:, j]]`` (see the base class)."""
+        mappings = self._check_mappings(mappings)
+        out = np.empty_like(self._codes)
+        for j, mapping in enumerate(mappings):
+            out[:, j] = mapping[self._codes[:, j]]
+        return NumpyTable(out, self._columns, [int(m.max()) + 1 for m in mappings])

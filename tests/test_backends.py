@@ -1,0 +1,161 @@
+"""Encoded tables: exact counts against brute force, the contract, public encoding."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth.backends import (EncodedTable, NumpyTable, encode_public_table,
+                                      encode_table)
+from sklearn_dpsynth.domain import ColumnSpec, Domain
+
+SIZES = [3, 2, 4, 1]
+COLUMNS = ["a", "b", "c", "d"]
+
+
+@pytest.fixture
+def codes():
+    rng = np.random.default_rng(0)
+    return np.column_stack([rng.integers(0, k, 257) for k in SIZES])
+
+
+def _brute_force(codes, columns, weights=None):
+    """Contingency table by looping over every row."""
+    out = np.zeros(tuple(SIZES[c] for c in columns))
+    for i, row in enumerate(codes):
+        out[tuple(row[c] for c in columns)] += 1.0 if weights is None else weights[i]
+    return out
+
+
+# ------------------------------------------------------------------ counts
+@pytest.mark.parametrize("columns", [(0,), (2, 0), (1, 2, 3), (3, 2, 1, 0), ()])
+def test_counts_equal_brute_force(codes, columns):
+    table = NumpyTable(codes, COLUMNS, SIZES)
+    counts = table.counts(columns)
+    assert counts.shape == tuple(SIZES[c] for c in columns)
+    np.testing.assert_array_equal(counts, _brute_force(codes, columns))
+    weights = np.random.default_rng(1).random(len(codes))
+    np.testing.assert_allclose(table.counts(columns, weights=weights),
+                               _brute_force(codes, columns, weights))
+
+
+def test_neighbouring_tables_differ_in_one_cell_by_one(codes):
+    table = NumpyTable(codes, COLUMNS, SIZES)
+    for row in (0, 100, 256):
+        neighbour = NumpyTable(np.delete(codes, row, axis=0), COLUMNS, SIZES)
+        for columns in itertools.combinations(range(4), 2):
+            diff = table.counts(columns) - neighbour.counts(columns)
+            assert np.abs(diff).sum() == 1.0
+            assert diff[tuple(codes[row, c] for c in columns)] == 1.0
+
+
+def test_remap_counts_the_mapped_codes(codes):
+    mappings = [np.array([0, 1, 1]), np.array([0, 0]), np.array([2, 0, 1, 2]), np.array([0])]
+    table = NumpyTable(codes, COLUMNS, SIZES).remap(mappings)
+    mapped = np.column_stack([m[codes[:, j]] for j, m in enumerate(mappings)])
+    assert table.sizes == [2, 1, 3, 1] and table.columns == COLUMNS
+    np.testing.assert_array_equal(table.to_numpy(), mapped)
+    expected = np.zeros((2, 3))
+    np.add.at(expected, (mapped[:, 0], mapped[:, 2]), 1.0)
+    np.testing.assert_array_equal(table.counts([0, 2]), expected)
+    with pytest.raises(ValueError, match=r"mappings\[2\]"):
+        NumpyTable(codes, COLUMNS, SIZES).remap(mappings[:2] + [np.array([0, 1])] + mappings[3:])
+    with pytest.raises(ValueError, match="one array per column"):
+        NumpyTable(codes, COLUMNS, SIZES).remap(mappings[:3])
+
+
+def test_chunks_and_to_numpy_hold_every_row_read_only(codes):
+    table = NumpyTable(codes, COLUMNS, SIZES)
+    assert table.n_rows == len(codes)
+    chunks = list(table.iter_chunks(chunk_rows=100))
+    assert [len(c) for c in chunks] == [100, 100, 57]
+    np.testing.assert_array_equal(np.concatenate(chunks), codes)
+    np.testing.assert_array_equal(table.to_numpy(), codes)
+    with pytest.raises(ValueError):
+        table.to_numpy()[0, 0] = 1
+    with pytest.raises(ValueError):
+        chunks[0][0, 0] = 1
+    with pytest.raises(ValueError, match="chunk_rows"):
+        next(table.iter_chunks(chunk_rows=0))
+
+
+def test_bad_arguments_get_clear_errors_that_do_not_reveal_the_rows(codes):
+    table = NumpyTable(codes, COLUMNS, SIZES)
+    with pytest.raises(ValueError, match="columns: position 4"):
+        table.counts([4])
+    with pytest.raises(ValueError, match="columns: repeated"):
+        table.counts([1, 1])
+    with pytest.raises(TypeError, match="columns"):
+        table.counts(["a"])
+    with pytest.raises(ValueError, match="weights") as error:
+        table.counts([0], weights=np.ones(len(codes) + 1))
+    assert str(len(codes)) not in str(error.value)
+    with pytest.raises(ValueError, match="weights"):
+        table.counts([0], weights=np.full(len(codes), np.nan))
+    assert str(len(codes)) not in repr(table)
+    with pytest.raises(ValueError, match="0..sizes"):
+        NumpyTable(codes + 5, COLUMNS, SIZES)
+    with pytest.raises(ValueError, match="4 columns"):
+        NumpyTable(codes[:, :2], COLUMNS, SIZES)
+    with pytest.raises(ValueError, match="same length"):
+        NumpyTable(codes, COLUMNS[:2], SIZES)
+
+
+def test_a_backend_missing_a_method_cannot_be_instantiated():
+    class CountsOnly(EncodedTable):
+        def _count(self, columns, weights):
+            return np.zeros(())
+
+    with pytest.raises(TypeError, match="abstract"):
+        CountsOnly(["a"], [2])
+
+
+# ----------------------------------------------------------------- encoding
+@pytest.fixture
+def frame():
+    return pd.DataFrame({"age": [20.0, 35.0, 50.0, np.nan], "city": ["x", "y", "x", None],
+                         "code": [0, 1, 2, 1]})
+
+
+@pytest.fixture
+def domain():
+    return Domain.from_declaration({
+        "age": {"bounds": (18, 60), "n_bins": 4, "missing": True},
+        "city": ["x", "y", None], "code": 3})
+
+
+def test_encode_table_is_the_domain_encoding(frame, domain):
+    table = encode_table(frame, domain)
+    assert isinstance(table, NumpyTable)
+    np.testing.assert_array_equal(table.to_numpy(), domain.encode(frame))
+    assert table.columns == domain.columns and table.sizes == domain.sizes
+    with pytest.raises(TypeError, match="DataFrame"):
+        encode_table(frame.to_numpy(), domain)
+
+
+def test_public_values_outside_a_declared_domain_name_the_column_and_count(frame, domain):
+    public = frame.copy()
+    public["code"] = [0, 7, 9, 1]
+    public.loc[1, "age"] = 123.0
+    with pytest.raises(ValueError, match=r"public_data: column 'age' has 1 of 4 rows") as error:
+        encode_public_table(public, domain)
+    assert "123" not in str(error.value)
+    public["age"] = frame["age"]
+    with pytest.raises(ValueError, match=r"column 'code' has 2 of 4 rows") as error:
+        encode_public_table(public, domain)
+    assert "7" not in str(error.value) and "9" not in str(error.value)
+    public["code"] = [0, "zz", 1, 1]
+    with pytest.raises(ValueError, match=r"column 'code' has 1 of 4 rows") as error:
+        encode_public_table(public, domain)
+    assert "zz" not in str(error.value)
+
+
+def test_public_values_in_learned_columns_clip_or_go_to_other():
+    # what private domain learning produces: clipped bounds, an "other" category
+    learned = Domain([ColumnSpec("x", "numeric", edges=np.linspace(40, 60, 9), clip=True),
+                      ColumnSpec("c", "categorical", categories=["u", "w"], other=True)])
+    public = pd.DataFrame({"x": [-1e9, 50.0, 1e9], "c": ["u", "never-seen", "w"]})
+    codes = encode_public_table(public, learned).to_numpy()
+    assert codes.tolist() == [[0, 0], [4, 2], [7, 1]]
+    np.testing.assert_array_equal(codes, learned.encode(public))
