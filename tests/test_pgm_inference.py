@@ -13,13 +13,14 @@ from sklearn_dpsynth.pgm import (
     Factor,
     GraphicalModel,
     JunctionTree,
+    ModelDomain,
     belief_propagation,
     calibrate,
     model_size,
     model_size_mb,
 )
 
-DOMAIN = {"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4}
+DOMAIN = ModelDomain.from_mapping({"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4})
 NAMES = list(DOMAIN)
 
 STRUCTURES = {
@@ -148,15 +149,19 @@ def test_clique_containing_returns_none_when_uncovered():
 
 
 def test_tree_is_deterministic_across_hash_seeds():
-    # junction_tree.py needs only the standard library: load it by path so
-    # that the subprocesses stay cheap
+    # junction_tree.py and domain.py need only the standard library: load
+    # them as a bare package (without pgm/__init__) so that the
+    # subprocesses stay cheap
     import sklearn_dpsynth.pgm.junction_tree as jt
 
     code = (
-        "import importlib.util as u;"
-        f"s = u.spec_from_file_location('jt', {jt.__file__!r});"
-        "m = u.module_from_spec(s); s.loader.exec_module(m);"
-        f"t = m.JunctionTree({DOMAIN!r}, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
+        "import importlib, sys, types;"
+        "p = types.ModuleType('bare'); "
+        f"p.__path__ = [{os.path.dirname(jt.__file__)!r}]; sys.modules['bare'] = p;"
+        "m = importlib.import_module('bare.junction_tree');"
+        "d = importlib.import_module('bare.domain');"
+        f"dom = d.ModelDomain({DOMAIN.attributes!r}, {DOMAIN.shape!r});"
+        f"t = m.JunctionTree(dom, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
         "print(t.cliques, t.edges, t.messages)"
     )
     outputs = set()
@@ -168,7 +173,7 @@ def test_tree_is_deterministic_across_hash_seeds():
 
 
 def test_model_size_counts_fill_in():
-    dom = {"a": 10, "b": 10, "c": 10, "d": 10}
+    dom = ModelDomain(("a", "b", "c", "d"), (10, 10, 10, 10))
     # a 4-cycle is triangulated into two 3-cliques
     assert model_size(dom, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]) == 2000
     assert model_size(dom, [("a", "b")]) == 100 + 10 + 10
@@ -227,8 +232,6 @@ def test_model_pickles():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: JunctionTree({}, []),
-        lambda: JunctionTree({"a": 0}, []),
         lambda: JunctionTree(DOMAIN, [("a", "z")]),
         lambda: JunctionTree(DOMAIN, ["ab"]),
         lambda: JunctionTree(DOMAIN, [("a", "a")]),
@@ -241,4 +244,17 @@ def test_model_pickles():
 )
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: JunctionTree({"a": 2, "b": 3}, []),
+        lambda: GraphicalModel({"a": 2, "b": 3}, [("a", "b")]),
+        lambda: model_size({"a": 2, "b": 3}, [("a", "b")]),
+    ],
+)
+def test_engine_takes_only_a_model_domain(call):
+    with pytest.raises(TypeError, match="ModelDomain"):
         call()

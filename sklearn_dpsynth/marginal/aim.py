@@ -18,7 +18,7 @@ from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural
                          refit_from_independent)
 from ._aim_select import CandidateScorer
 from ._aim_workload import candidate_weights, default_workload, parse_workload
-from ._measure import attribute_names, describe
+from ._measure import describe
 from ._pgm_mixin import _PGMMixin
 
 __all__ = ["AIMSynthesizer"]
@@ -256,7 +256,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
                      rng: np.random.Generator) -> None:
         sizes = self.domain_.sizes
-        self.attributes_ = attribute_names(self.domain_.columns)
+        self.attributes_ = list(self.domain_.model_domain().attributes)
         workload = self._workload_positions()
         initial = self._initial_positions()
         zeros = ZeroMasks(parse_structural_zeros(self.structural_zeros, self._positions,
@@ -347,8 +347,7 @@ class _Run:
         for marginal in first:
             self.measure(marginal, schedule.sigma)
         cliques = [self.scorer.clique(m) for m in first] + self.zeros.cliques
-        tree = JunctionTree(dict(zip(self.owner.attributes_, self.owner.domain_.sizes)),
-                            cliques)
+        tree = JunctionTree(self.owner.domain_.model_domain(), cliques)
         self.model, _ = refit(tree, self.bank, None, self.zeros,
                               max_iters=self.owner.max_iters, tol=self.owner.tol)
 

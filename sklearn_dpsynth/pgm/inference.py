@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .domain import ModelDomain
 from .factor import log_sum_shifted, logsumexp_axes, sum_axes
 from .junction_tree import JunctionTree
 
@@ -177,7 +178,7 @@ def _einsum_product(
 
 
 def _scope_cells(
-    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: dict[str, int]
+    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: ModelDomain
 ) -> float:
     """Cells of the product of the factors that mention ``v``."""
     scope = {a for attrs, _ in factors if v in attrs for a in attrs}
@@ -187,7 +188,7 @@ def _scope_cells(
 def _eliminate(
     factors: list[tuple[tuple[str, ...], np.ndarray]],
     keep: tuple[str, ...],
-    sizes: dict[str, int],
+    sizes: ModelDomain,
 ) -> np.ndarray:
     """Variable elimination (greedy smallest intermediate) down to ``keep``."""
     factors = list(factors)
