@@ -14,8 +14,8 @@ from sklearn_dpsynth.pgm import (
     GraphicalModel,
     JunctionTree,
     ModelDomain,
+    CalibratedBeliefs,
     belief_propagation,
-    calibrate,
     model_size,
     model_size_mb,
 )
@@ -109,8 +109,8 @@ def test_junction_tree_properties(name):
     cliques = tree.cliques
     # every input clique and every attribute is covered by a maximal clique
     for c in STRUCTURES[name] + [(a,) for a in NAMES]:
-        covering = tree.clique_containing(c)
-        assert covering is not None and set(c) <= set(covering)
+        covering = tree.index_containing(c)
+        assert covering is not None and set(c) <= set(cliques[covering])
     # maximal cliques are not nested, and the tree spans them
     for c1, c2 in itertools.permutations(cliques, 2):
         assert not set(c1) <= set(c2)
@@ -120,9 +120,6 @@ def test_junction_tree_properties(name):
         holding = {c for c in cliques if a in c}
         inner = [(u, v) for u, v in tree.edges if u in holding and v in holding]
         assert len(inner) == len(holding) - 1
-        for u, v in tree.edges:
-            sep = tree.separator(u, v)
-            assert set(sep) == set(u) & set(v) and len(sep) == len(set(sep))
     # the model size is the cell count of the tree
     cells = sum(int(np.prod([DOMAIN[a] for a in c])) for c in cliques)
     assert model_size(DOMAIN, STRUCTURES[name]) == cells == tree.size
@@ -130,22 +127,27 @@ def test_junction_tree_properties(name):
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURES))
-def test_message_schedule_is_valid(name):
+def test_breadth_first_order_gives_a_valid_message_schedule(name):
+    # belief propagation sends upward along reversed(order[1:]) and downward
+    # along order[1:]: valid iff every parent comes before its children and
+    # the parent links are exactly the tree's edges
     tree = JunctionTree(DOMAIN, STRUCTURES[name])
-    assert len(tree.messages) == 2 * len(tree.edges)
-    received = {c: set() for c in tree.cliques}
-    for sender, receiver in tree.messages:
-        others = set(tree.neighbors(sender)) - {receiver}
-        assert others <= received[sender]
-        received[receiver].add(sender)
-    for c in tree.cliques:
-        assert received[c] == set(tree.neighbors(c))
+    assert sorted(tree.order) == list(range(len(tree.cliques)))
+    assert tree.order[0] == 0 and tree.parent[0] == -1
+    position = {i: k for k, i in enumerate(tree.order)}
+    for i in tree.order[1:]:
+        assert position[tree.parent[i]] < position[i]
+        assert tree.parent[i] in tree.neighbor_indices(i)
+    links = {frozenset((i, tree.parent[i])) for i in tree.order[1:]}
+    adjacent = {frozenset((i, j)) for i in tree.order for j in tree.neighbor_indices(i)}
+    assert links == adjacent and len(links) == len(tree.edges)
 
 
-def test_clique_containing_returns_none_when_uncovered():
+def test_index_containing_returns_none_when_uncovered():
     tree = JunctionTree(DOMAIN, STRUCTURES["tree"])
-    assert tree.clique_containing(("a", "f")) is None
-    assert set(tree.clique_containing(("b",))) in [{"a", "b"}, {"b", "c"}, {"b", "e"}]
+    assert tree.index_containing(("a", "f")) is None
+    covering = tree.cliques[tree.index_containing(("b",))]
+    assert set(covering) in [{"a", "b"}, {"b", "c"}, {"b", "e"}]
 
 
 def test_tree_is_deterministic_across_hash_seeds():
@@ -162,7 +164,7 @@ def test_tree_is_deterministic_across_hash_seeds():
         "d = importlib.import_module('bare.domain');"
         f"dom = d.ModelDomain({DOMAIN.attributes!r}, {DOMAIN.shape!r});"
         f"t = m.JunctionTree(dom, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
-        "print(t.cliques, t.edges, t.messages)"
+        "print(t.cliques, t.edges, t.order, t.parent)"
     )
     outputs = set()
     for seed in ("1", "2", "3"):
@@ -179,23 +181,23 @@ def test_model_size_counts_fill_in():
     assert model_size(dom, [("a", "b")]) == 100 + 10 + 10
 
 
-def test_belief_propagation_and_calibrate_agree():
+def test_belief_propagation_and_calibrated_beliefs_agree():
     tree = JunctionTree(DOMAIN, STRUCTURES["overlapping"])
     rng = np.random.default_rng(3)
     tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
     log_beliefs, beliefs, log_z = belief_propagation(tree, tables)
-    cal = calibrate(tree, tables)
+    cal = CalibratedBeliefs(tree, tables)
     assert cal.log_partition == log_z
     for lb, b in zip(log_beliefs, beliefs):
         np.testing.assert_allclose(np.exp(lb), b)
         np.testing.assert_allclose(b.sum(), 1.0)
     # calibration: adjacent cliques agree on their separator
-    for u, v in tree.edges:
-        sep = tree.separator(u, v)
+    for i in tree.order[1:]:
+        u, v = tree.cliques[tree.parent[i]], tree.cliques[i]
+        sep = tuple(a for a in u if a in v)
         np.testing.assert_allclose(cal.marginal(sep),
-                                   Factor(u, cal.clique_belief(u)).sum(sep).values)
-        np.testing.assert_allclose(cal.marginal(sep),
-                                   Factor(v, cal.clique_belief(v)).sum(sep).values)
+                                   Factor(u, cal.beliefs[tree.parent[i]]).sum(sep).values)
+        np.testing.assert_allclose(cal.marginal(sep), Factor(v, cal.beliefs[i]).sum(sep).values)
 
 
 def test_zero_potentials_are_exact():

@@ -17,7 +17,6 @@ from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
     belief_propagation,
-    calibrate,
     potentials_from_marginals,
 )
 from .junction_tree import JunctionTree, model_size, model_size_mb
@@ -32,7 +31,6 @@ __all__ = [
     "model_size",
     "model_size_mb",
     "belief_propagation",
-    "calibrate",
     "CalibratedBeliefs",
     "potentials_from_marginals",
     "Measurement",

@@ -214,11 +214,9 @@ class JunctionTree:
         domain order; see :meth:`sort`); index ``0`` is the root.
     edges : list of tuple of (tuple of str, tuple of str)
         Tree edges ``(parent, child)``.
-    messages : list of tuple of (tuple of str, tuple of str)
-        Message schedule ``(sender, receiver)``: leaves to root, then root
-        to leaves.
     order : list of int
-        Clique indices in breadth-first order from the root.
+        Clique indices in breadth-first order from the root (belief
+        propagation sends messages up in reverse order, then down).
     parent : list of int
         Parent index of every clique (``-1`` for the root).
     """
@@ -229,7 +227,6 @@ class JunctionTree:
         self.cliques: list[tuple[str, ...]] = _triangulate(self.domain, self.input_cliques)
         self._cells = [self.domain.size(c) for c in self.cliques]
         self._rank = _canonical_rank(self.domain)
-        self._index = {c: i for i, c in enumerate(self.cliques)}
         tree_edges = _spanning_tree(self.cliques)
         self._neighbors: list[list[int]] = [[] for _ in self.cliques]
         for i, j in tree_edges:
@@ -240,10 +237,6 @@ class JunctionTree:
         self.order, self.parent = self._breadth_first()
         self.edges = [(self.cliques[self.parent[i]], self.cliques[i])
                       for i in self.order[1:]]
-        upward = [(i, self.parent[i]) for i in reversed(self.order[1:])]
-        downward = [(self.parent[i], i) for i in self.order[1:]]
-        self.index_messages: list[tuple[int, int]] = upward + downward
-        self.messages = [(self.cliques[i], self.cliques[j]) for i, j in self.index_messages]
 
     def _breadth_first(self) -> tuple[list[int], list[int]]:
         """Breadth-first order and parents from clique 0."""
@@ -271,23 +264,6 @@ class JunctionTree:
         """Memory of the potentials in MiB (8 bytes per cell)."""
         return self.size * 8 / 2**20
 
-    def index(self, clique: Sequence[str]) -> int:
-        """Position of a maximal clique in :attr:`cliques`.
-
-        Parameters
-        ----------
-        clique : sequence of str
-            A maximal clique (any attribute order).
-
-        Returns
-        -------
-        index : int
-        """
-        key = self.sort(clique)
-        if key not in self._index:
-            raise ValueError(f"clique {tuple(clique)} is not a maximal clique of the tree")
-        return self._index[key]
-
     def sort(self, attrs: Iterable[str]) -> tuple[str, ...]:
         """Attributes in the canonical order of the clique tables.
 
@@ -300,25 +276,10 @@ class JunctionTree:
         -------
         attrs : tuple of str
         """
-        attrs = set(attrs)
-        unknown = sorted(a for a in attrs if a not in self.domain)
-        if unknown:
-            raise ValueError(f"attrs has attributes {unknown} not in the domain")
-        return tuple(sorted(attrs, key=self._rank.__getitem__))
-
-    def neighbors(self, clique: Sequence[str]) -> list[tuple[str, ...]]:
-        """Maximal cliques adjacent to a clique in the tree.
-
-        Parameters
-        ----------
-        clique : sequence of str
-            A maximal clique.
-
-        Returns
-        -------
-        cliques : list of tuple of str
-        """
-        return [self.cliques[j] for j in self._neighbors[self.index(clique)]]
+        try:
+            return tuple(sorted(set(attrs), key=self._rank.__getitem__))
+        except KeyError as unknown:
+            raise ValueError(f"attrs has attribute {unknown} not in the domain") from None
 
     def neighbor_indices(self, i: int) -> list[int]:
         """Indices of the cliques adjacent to clique ``i``.
@@ -334,43 +295,8 @@ class JunctionTree:
         """
         return list(self._neighbors[i])
 
-    def separator(self, c1: Sequence[str], c2: Sequence[str]) -> tuple[str, ...]:
-        """Shared attributes of two adjacent maximal cliques.
-
-        Parameters
-        ----------
-        c1, c2 : sequence of str
-            Maximal cliques joined by a tree edge.
-
-        Returns
-        -------
-        separator : tuple of str
-            Attributes in canonical order (possibly empty).
-        """
-        i, j = self.index(c1), self.index(c2)
-        if j not in self._neighbors[i]:
-            raise ValueError(f"c1 {tuple(c1)} and c2 {tuple(c2)} are not adjacent")
-        return self.sort(set(self.cliques[i]) & set(self.cliques[j]))
-
-    def clique_containing(self, attrs: Iterable[str]) -> tuple[str, ...] | None:
-        """Smallest maximal clique that covers some attributes.
-
-        Parameters
-        ----------
-        attrs : iterable of str
-            Attributes of the domain.
-
-        Returns
-        -------
-        clique : tuple of str or None
-            The covering maximal clique with the fewest cells (first in
-            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
-        """
-        index = self.index_containing(attrs)
-        return None if index is None else self.cliques[index]
-
     def index_containing(self, attrs: Iterable[str]) -> int | None:
-        """Index of :meth:`clique_containing`'s clique, or ``None``.
+        """Index of the smallest maximal clique that covers some attributes.
 
         Parameters
         ----------
@@ -380,6 +306,8 @@ class JunctionTree:
         Returns
         -------
         index : int or None
+            The covering maximal clique with the fewest cells (first in
+            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
         """
         wanted = set(self.sort(attrs))
         best, best_cells = None, None
