@@ -490,9 +490,32 @@ class Domain:
         """``tuple(sizes)``: the shape of the full contingency table."""
         return tuple(self.sizes)
 
-    def as_dict(self) -> dict:
-        """``{column: number of codes}`` -- the form graphical models use."""
-        return {s.name: s.size for s in self.specs}
+    def model_domain(
+        self, sizes: Sequence[int] | None = None
+    ) -> "sklearn_dpsynth.pgm.ModelDomain":
+        """The domain in the graphical-model engine's form.
+
+        Attribute names are derived from the column names alone (public):
+        ``str(name)`` of every column when these are distinct, otherwise
+        ``"c0", "c1", ...`` by position (e.g. for the columns ``1`` and
+        ``"1"``).
+
+        Parameters
+        ----------
+        sizes : sequence of int, default=None
+            Number of codes the model gives every column (e.g. after a
+            domain compression); :attr:`sizes` when None.
+
+        Returns
+        -------
+        sklearn_dpsynth.pgm.ModelDomain
+        """
+        from .pgm import ModelDomain
+
+        names = [str(c) for c in self.columns]
+        if len(set(names)) != len(names):
+            names = [f"c{j}" for j in range(len(names))]
+        return ModelDomain(tuple(names), tuple(self.sizes if sizes is None else sizes))
 
     def index(self, column: Hashable) -> int:
         """Position of ``column``; ValueError naming it when unknown."""

@@ -12,7 +12,8 @@ def test_declarations_are_read_by_type():
                                    "d": {"edges": [0, 1, 5]}}, n_bins=4)
     assert [s.kind for s in dom] == ["codes", "categorical", "numeric", "numeric"]
     assert dom.sizes == [3, 2, 4, 2]
-    assert dom.as_dict() == {"a": 3, "b": 2, "c": 4, "d": 2}
+    model_domain = dom.model_domain()
+    assert (model_domain.attributes, model_domain.shape) == (("a", "b", "c", "d"), (3, 2, 4, 2))
 
 
 def test_codes_round_trip_and_errors_name_the_column():

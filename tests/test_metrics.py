@@ -17,6 +17,7 @@ from sklearn_dpsynth.metrics import (
     pair_similarity,
     workload_error,
 )
+from sklearn_dpsynth.domain import ColumnSpec, Domain
 from sklearn_dpsynth.metrics import marginals as marginals_module
 from sklearn_dpsynth.metrics.conjunctions import conjunction_answers, random_conjunctions
 from sklearn_dpsynth.metrics.correlation import association_level
@@ -363,16 +364,24 @@ def test_domain_category_list_with_missing_entry_and_codes_dict():
 
 
 def test_domain_object_with_specs_is_read():
-    class Spec:
-        def __init__(self, name, kind, n_codes=None, categories=None, edges=None):
-            self.name, self.kind, self.n_codes = name, kind, n_codes
-            self.categories, self.edges, self.other = categories, edges, False
-
-    class FakeDomain:
-        specs = [Spec("k", "codes", n_codes=3), Spec("v", "numeric", edges=np.array([0.0, 5.0, 10.0]))]
-
+    specs = [ColumnSpec("k", "codes", n_codes=3),
+             ColumnSpec("v", "numeric", edges=np.array([0.0, 5.0, 10.0]))]
     real = pd.DataFrame({"k": [0, 1, 2, 2], "v": [1.0, 4.0, 6.0, 9.0]})
     synth = pd.DataFrame({"k": [0, 0, 2, 2], "v": [1.0, 2.0, 3.0, 9.0]})
     plain = {"k": 3, "v": {"edges": [0.0, 5.0, 10.0]}}
     expected = workload_error(real, synth, 2, plain)
-    assert workload_error(real, synth, 2, FakeDomain()) == pytest.approx(expected)
+    assert workload_error(real, synth, 2, Domain(specs)) == pytest.approx(expected)
+    assert workload_error(real, synth, 2, dict(zip("kv", specs))) == pytest.approx(expected)
+
+
+def test_a_domain_and_its_declaration_give_the_same_metrics():
+    real = pd.DataFrame({"c": ["a", None, "b", "b"], "v": [1.0, 4.0, 6.0, 9.0]})
+    synth = pd.DataFrame({"c": ["a", "b", None, None], "v": [1.0, 2.0, 3.0, 9.0]})
+    declaration = {"c": ["a", "b", None], "v": (0.0, 10.0)}
+    fitted = Domain.from_declaration(declaration, n_bins=4)   # what a synthesizer holds
+    per = workload_error(real, synth, 1, fitted, reduce="none", bins=4)
+    pd.testing.assert_series_equal(per, workload_error(real, synth, 1, declaration,
+                                                       reduce="none", bins=4))
+    # c: p = (1/4, 1/2, 1/4), q = (1/4, 1/4, 1/2); v in 4 bins of width 2.5:
+    # p = (1/4, 1/4, 1/4, 1/4), q = (1/2, 1/4, 0, 1/4)
+    assert per[("c",)] == pytest.approx(0.25) and per[("v",)] == pytest.approx(0.25)

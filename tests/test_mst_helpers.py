@@ -7,8 +7,7 @@ from scipy.optimize import minimize
 from sklearn_dpsynth._marginals import contingency_counts, project_to_simplex
 from sklearn_dpsynth.backends import NumpyTable
 from sklearn_dpsynth.marginal._compression import DomainCompression, weighted_simplex_projection
-from sklearn_dpsynth.marginal._measure import (attribute_names, measure_marginals,
-                                               weighted_sigmas)
+from sklearn_dpsynth.marginal._measure import measure_marginals, weighted_sigmas
 from sklearn_dpsynth.marginal._selection import (Components, all_pairs, l1_pair_scores,
                                                  maximum_spanning_tree, mutual_information,
                                                  private_kruskal)
@@ -136,12 +135,6 @@ def test_measure_marginals_goes_through_the_ledger():
     assert noisy[1].shape == (9,)
     truth = contingency_counts(codes, [3, 3, 3], (1, 2)).ravel()
     assert np.abs(noisy[1] - truth).max() < 6 * sigmas[1]
-
-
-def test_attribute_names_are_distinct_strings():
-    assert attribute_names(["a", "b"]) == ["a", "b"]
-    assert attribute_names([0, 1]) == ["0", "1"]
-    assert attribute_names([1, "1"]) == ["c0", "c1"]
 
 
 # --------------------------------------------------------------- selection

@@ -8,11 +8,12 @@ from sklearn_dpsynth.pgm import (
     Factor,
     GraphicalModel,
     Measurement,
+    ModelDomain,
     estimate,
     estimate_total,
 )
 
-DOMAIN = {"a": 3, "b": 4, "c": 2, "d": 5, "e": 3}
+DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3})
 TREE = [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e")]
 TOTAL = 10_000.0
 

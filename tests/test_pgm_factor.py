@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from sklearn_dpsynth.pgm import Factor
+from sklearn_dpsynth.pgm import Factor, ModelDomain
 
-DOMAIN = {"a": 2, "b": 3, "c": 4, "d": 5}
+DOMAIN = ModelDomain.from_mapping({"a": 2, "b": 3, "c": 4, "d": 5})
 
 
 def _random(attrs, seed=0):
@@ -67,7 +67,7 @@ def test_transpose_and_expand():
     assert e.shape == (3, 4, 2)
     for b in range(3):
         np.testing.assert_array_equal(e.values[b], f.values.T)
-    e2 = f.expand(("c", "d", "a"), [4, 5, 2])
+    e2 = f.expand(("c", "d", "a"), ModelDomain(("c", "d", "a"), (4, 5, 2)))
     np.testing.assert_array_equal(e2.values[:, 3, :], f.values.T)
 
 
@@ -96,7 +96,7 @@ def test_constructors():
         lambda: _random(("a",)).transpose(("b",)),
         lambda: _random(("a", "b")).logsumexp(("c",)),
         lambda: _random(("a", "b")).expand(("a",), DOMAIN),
-        lambda: _random(("a",)).expand(("a", "b"), {"a": 3, "b": 3}),
+        lambda: _random(("a",)).expand(("a", "b"), ModelDomain(("a", "b"), (3, 3))),
         lambda: _random(("a",)) + Factor(("a",), np.zeros(3)),
         lambda: Factor.zeros(("a", "z"), DOMAIN),
     ],

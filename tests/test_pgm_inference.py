@@ -13,13 +13,14 @@ from sklearn_dpsynth.pgm import (
     Factor,
     GraphicalModel,
     JunctionTree,
+    ModelDomain,
+    CalibratedBeliefs,
     belief_propagation,
-    calibrate,
     model_size,
     model_size_mb,
 )
 
-DOMAIN = {"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4}
+DOMAIN = ModelDomain.from_mapping({"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4})
 NAMES = list(DOMAIN)
 
 STRUCTURES = {
@@ -108,8 +109,8 @@ def test_junction_tree_properties(name):
     cliques = tree.cliques
     # every input clique and every attribute is covered by a maximal clique
     for c in STRUCTURES[name] + [(a,) for a in NAMES]:
-        covering = tree.clique_containing(c)
-        assert covering is not None and set(c) <= set(covering)
+        covering = tree.index_containing(c)
+        assert covering is not None and set(c) <= set(cliques[covering])
     # maximal cliques are not nested, and the tree spans them
     for c1, c2 in itertools.permutations(cliques, 2):
         assert not set(c1) <= set(c2)
@@ -119,9 +120,6 @@ def test_junction_tree_properties(name):
         holding = {c for c in cliques if a in c}
         inner = [(u, v) for u, v in tree.edges if u in holding and v in holding]
         assert len(inner) == len(holding) - 1
-        for u, v in tree.edges:
-            sep = tree.separator(u, v)
-            assert set(sep) == set(u) & set(v) and len(sep) == len(set(sep))
     # the model size is the cell count of the tree
     cells = sum(int(np.prod([DOMAIN[a] for a in c])) for c in cliques)
     assert model_size(DOMAIN, STRUCTURES[name]) == cells == tree.size
@@ -129,35 +127,44 @@ def test_junction_tree_properties(name):
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURES))
-def test_message_schedule_is_valid(name):
+def test_breadth_first_order_gives_a_valid_message_schedule(name):
+    # belief propagation sends upward along reversed(order[1:]) and downward
+    # along order[1:]: valid iff every parent comes before its children and
+    # the parent links are exactly the tree's edges
     tree = JunctionTree(DOMAIN, STRUCTURES[name])
-    assert len(tree.messages) == 2 * len(tree.edges)
-    received = {c: set() for c in tree.cliques}
-    for sender, receiver in tree.messages:
-        others = set(tree.neighbors(sender)) - {receiver}
-        assert others <= received[sender]
-        received[receiver].add(sender)
-    for c in tree.cliques:
-        assert received[c] == set(tree.neighbors(c))
+    assert sorted(tree.order) == list(range(len(tree.cliques)))
+    assert tree.order[0] == 0 and tree.parent[0] == -1
+    position = {i: k for k, i in enumerate(tree.order)}
+    for i in tree.order[1:]:
+        assert position[tree.parent[i]] < position[i]
+        assert tree.parent[i] in tree.neighbor_indices(i)
+    links = {frozenset((i, tree.parent[i])) for i in tree.order[1:]}
+    adjacent = {frozenset((i, j)) for i in tree.order for j in tree.neighbor_indices(i)}
+    assert links == adjacent and len(links) == len(tree.edges)
 
 
-def test_clique_containing_returns_none_when_uncovered():
+def test_index_containing_returns_none_when_uncovered():
     tree = JunctionTree(DOMAIN, STRUCTURES["tree"])
-    assert tree.clique_containing(("a", "f")) is None
-    assert set(tree.clique_containing(("b",))) in [{"a", "b"}, {"b", "c"}, {"b", "e"}]
+    assert tree.index_containing(("a", "f")) is None
+    covering = tree.cliques[tree.index_containing(("b",))]
+    assert set(covering) in [{"a", "b"}, {"b", "c"}, {"b", "e"}]
 
 
 def test_tree_is_deterministic_across_hash_seeds():
-    # junction_tree.py needs only the standard library: load it by path so
-    # that the subprocesses stay cheap
+    # junction_tree.py and domain.py need only the standard library: load
+    # them as a bare package (without pgm/__init__) so that the
+    # subprocesses stay cheap
     import sklearn_dpsynth.pgm.junction_tree as jt
 
     code = (
-        "import importlib.util as u;"
-        f"s = u.spec_from_file_location('jt', {jt.__file__!r});"
-        "m = u.module_from_spec(s); s.loader.exec_module(m);"
-        f"t = m.JunctionTree({DOMAIN!r}, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
-        "print(t.cliques, t.edges, t.messages)"
+        "import importlib, sys, types;"
+        "p = types.ModuleType('bare'); "
+        f"p.__path__ = [{os.path.dirname(jt.__file__)!r}]; sys.modules['bare'] = p;"
+        "m = importlib.import_module('bare.junction_tree');"
+        "d = importlib.import_module('bare.domain');"
+        f"dom = d.ModelDomain({DOMAIN.attributes!r}, {DOMAIN.shape!r});"
+        f"t = m.JunctionTree(dom, {STRUCTURES['overlapping'] + STRUCTURES['cycle']!r});"
+        "print(t.cliques, t.edges, t.order, t.parent)"
     )
     outputs = set()
     for seed in ("1", "2", "3"):
@@ -168,29 +175,29 @@ def test_tree_is_deterministic_across_hash_seeds():
 
 
 def test_model_size_counts_fill_in():
-    dom = {"a": 10, "b": 10, "c": 10, "d": 10}
+    dom = ModelDomain(("a", "b", "c", "d"), (10, 10, 10, 10))
     # a 4-cycle is triangulated into two 3-cliques
     assert model_size(dom, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]) == 2000
     assert model_size(dom, [("a", "b")]) == 100 + 10 + 10
 
 
-def test_belief_propagation_and_calibrate_agree():
+def test_belief_propagation_and_calibrated_beliefs_agree():
     tree = JunctionTree(DOMAIN, STRUCTURES["overlapping"])
     rng = np.random.default_rng(3)
     tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
     log_beliefs, beliefs, log_z = belief_propagation(tree, tables)
-    cal = calibrate(tree, tables)
+    cal = CalibratedBeliefs(tree, tables)
     assert cal.log_partition == log_z
     for lb, b in zip(log_beliefs, beliefs):
         np.testing.assert_allclose(np.exp(lb), b)
         np.testing.assert_allclose(b.sum(), 1.0)
     # calibration: adjacent cliques agree on their separator
-    for u, v in tree.edges:
-        sep = tree.separator(u, v)
+    for i in tree.order[1:]:
+        u, v = tree.cliques[tree.parent[i]], tree.cliques[i]
+        sep = tuple(a for a in u if a in v)
         np.testing.assert_allclose(cal.marginal(sep),
-                                   Factor(u, cal.clique_belief(u)).sum(sep).values)
-        np.testing.assert_allclose(cal.marginal(sep),
-                                   Factor(v, cal.clique_belief(v)).sum(sep).values)
+                                   Factor(u, cal.beliefs[tree.parent[i]]).sum(sep).values)
+        np.testing.assert_allclose(cal.marginal(sep), Factor(v, cal.beliefs[i]).sum(sep).values)
 
 
 def test_zero_potentials_are_exact():
@@ -227,8 +234,6 @@ def test_model_pickles():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: JunctionTree({}, []),
-        lambda: JunctionTree({"a": 0}, []),
         lambda: JunctionTree(DOMAIN, [("a", "z")]),
         lambda: JunctionTree(DOMAIN, ["ab"]),
         lambda: JunctionTree(DOMAIN, [("a", "a")]),
@@ -241,4 +246,17 @@ def test_model_pickles():
 )
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: JunctionTree({"a": 2, "b": 3}, []),
+        lambda: GraphicalModel({"a": 2, "b": 3}, [("a", "b")]),
+        lambda: model_size({"a": 2, "b": 3}, [("a", "b")]),
+    ],
+)
+def test_engine_takes_only_a_model_domain(call):
+    with pytest.raises(TypeError, match="ModelDomain"):
         call()

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from sklearn_dpsynth._marginals import contingency_counts
-from sklearn_dpsynth.pgm import Factor, GraphicalModel
+from sklearn_dpsynth.pgm import Factor, GraphicalModel, ModelDomain
 from sklearn_dpsynth.pgm.sampling import lowvar_counts
 
-DOMAIN = {"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6}
+DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6})
 NAMES = list(DOMAIN)
 STRUCTURES = {
     "tree": [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e"), ("e", "f")],
@@ -25,7 +25,7 @@ def _model(name, seed=0):
 
 
 def _counts(data, attrs):
-    return contingency_counts(data, list(DOMAIN.values()), [NAMES.index(a) for a in attrs])
+    return contingency_counts(data, DOMAIN.shape, DOMAIN.axes(attrs))
 
 
 def _n_groups(model):

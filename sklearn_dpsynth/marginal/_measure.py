@@ -2,8 +2,7 @@
 
 Shared by the marginal-based synthesizers: the Gaussian mechanism applied
 to a set of contingency tables with per-marginal noise scales that add up
-to a given zCDP budget, and the naming of columns as graphical-model
-attributes.
+to a given zCDP budget.
 """
 
 from __future__ import annotations
@@ -15,27 +14,7 @@ import numpy as np
 from ..backends import EncodedTable
 from ..privacy import PrivacyLedger
 
-__all__ = ["attribute_names", "weighted_sigmas", "measure_marginals", "describe"]
-
-
-def attribute_names(columns: Sequence[Hashable]) -> list[str]:
-    """String names of columns for the graphical-model engine.
-
-    Parameters
-    ----------
-    columns : sequence of hashable
-        Column names (ints for array input).
-
-    Returns
-    -------
-    list of str
-        ``str(name)`` of every column when these are distinct, otherwise
-        ``"c0", "c1", ...`` by position.
-    """
-    names = [str(c) for c in columns]
-    if len(set(names)) == len(names):
-        return names
-    return [f"c{j}" for j in range(len(columns))]
+__all__ = ["weighted_sigmas", "measure_marginals", "describe"]
 
 
 def weighted_sigmas(rho: float, weights: Sequence[float]) -> np.ndarray:

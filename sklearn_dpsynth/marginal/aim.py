@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._base import BaseSynthesizer
 from ..backends import EncodedTable
-from ..pgm import GraphicalModel, JunctionTree
+from ..pgm import GraphicalModel, JunctionTree, ModelDomain
 from ..privacy import PrivacyLedger
 from ._aim_budget import BudgetSchedule
 from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural_zeros, refit,
@@ -21,7 +21,7 @@ from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural
 from ._aim_select import CandidateScorer
 from ._aim_workload import candidate_weights, default_workload, parse_workload
 from ._compression import DomainCompression
-from ._measure import attribute_names, describe
+from ._measure import describe
 from ._pgm_mixin import _PGMMixin
 
 __all__ = ["AIMSynthesizer"]
@@ -268,7 +268,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
         sizes = self.domain_.sizes
-        self.attributes_ = attribute_names(self.domain_.columns)
+        self.attributes_ = list(self.domain_.model_domain().attributes)
         self.compression_ = DomainCompression.identity(sizes)
         workload = self._workload_positions()
         initial = self._initial_positions()
@@ -289,8 +289,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     def _run_options(self) -> "_RunOptions":
         """The options a run reads, as one explicit value."""
         return _RunOptions(
-            labels=list(self.domain_.columns), attributes=list(self.attributes_),
-            sizes=list(self.domain_.sizes), max_model_size=self.max_model_size,
+            labels=list(self.domain_.columns), model_domain=self.domain_.model_domain(),
+            max_model_size=self.max_model_size,
             max_iters=self.max_iters, tol=self.tol, early_stopping=self.early_stopping,
             verbose=self.verbose, callback=self.callback)
 
@@ -329,17 +329,14 @@ class _RunOptions:
     ----------
     labels : list
         Column names, for the ledger and the history.
-    attributes : list of str
-        Model attribute name of every column.
-    sizes : list of int
-        Number of codes of every column.
+    model_domain : ModelDomain
+        Attribute name and number of codes of every column, in the engine's form.
     max_model_size, max_iters, tol, early_stopping, verbose, callback
         The estimator's hyperparameters of the same names.
     """
 
     labels: list[Hashable]
-    attributes: list[str]
-    sizes: list[int]
+    model_domain: ModelDomain
     max_model_size: float
     max_iters: int
     tol: float
@@ -360,7 +357,7 @@ class _Run:
         self.options = options
         self.labels = options.labels
         self.rho_total = ledger.rho_remaining()
-        self.bank = MeasurementBank(options.attributes)
+        self.bank = MeasurementBank(list(options.model_domain.attributes))
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
@@ -395,7 +392,7 @@ class _Run:
         for marginal in first:
             self.measure(marginal, schedule.sigma)
         cliques = [self.scorer.clique(m) for m in first] + self.zeros.cliques
-        tree = JunctionTree(dict(zip(self.options.attributes, self.options.sizes)), cliques)
+        tree = JunctionTree(self.options.model_domain, cliques)
         self.model, _ = refit(tree, self.bank, None, self.zeros,
                               max_iters=self.options.max_iters, tol=self.options.tol)
 

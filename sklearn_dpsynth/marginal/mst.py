@@ -12,10 +12,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
 from ..backends import EncodedTable
-from ..pgm import Measurement, estimate, estimate_total
+from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
 from ._compression import DomainCompression
-from ._measure import attribute_names, measure_marginals, weighted_sigmas
+from ._measure import measure_marginals, weighted_sigmas
 from ._pgm_mixin import _PGMMixin
 from ._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                          mutual_information, private_kruskal)
@@ -248,7 +248,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         plan = self._plan(public)
         rho = ledger.rho_remaining()
         shares = _budget_shares(plan.private_selection, plan.measure_cliques)
-        self.attributes_ = attribute_names(self.domain_.columns)
+        self.attributes_ = list(self.domain_.model_domain().attributes)
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights)
         compressed = table.remap(self.compression_.mappings)
@@ -301,9 +301,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         query = None if scale is None else _diagonal(scale)
         return Measurement((self.attributes_[column],), values, float(sigma), query)
 
-    def _model_domain(self) -> dict[str, int]:
+    def _model_domain(self) -> ModelDomain:
         """The compressed domain in the engine's form."""
-        return dict(zip(self.attributes_, self.compression_.sizes))
+        return self.domain_.model_domain(self.compression_.sizes)
 
     # ------------------------------------------------------ step 3: the tree
     def _private_tree(self, compressed: EncodedTable, components: Components,

@@ -21,10 +21,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..domain import ColumnSpec, Domain, spec_from_declaration
 
 CATEGORICAL = "categorical"
 NUMERIC = "numeric"
@@ -141,123 +143,56 @@ def prepare_tables(reference: Any, *others: tuple[str, Any]) -> list[pd.DataFram
     return frames
 
 
-class Entry(NamedTuple):
-    """Normalised domain entry of one column.
-
-    ``kind`` is ``"int"`` (codes ``0..value-1``), ``"list"`` (the listed
-    categories), ``"bounds"`` (numeric, ``value = (low, high)``, binned with
-    the metric's ``bins``), ``"edges"`` (numeric, ``value`` = the bin edges
-    the domain fixes) or ``"categorical"`` (categories read from the tables).
-    """
-
-    kind: str
-    value: Any
+def _column_spec(column: Any, entry: Any, bins: int) -> ColumnSpec:
+    """The synthesizers' reading of one domain entry; ValueError naming it."""
+    try:
+        return spec_from_declaration(column, entry, n_bins=bins)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"domain[{column!r}] is not a readable domain entry: {exc}") from None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def _edges_entry(column: Any, edges: Any) -> Entry:
-    """Numeric entry with fixed bin edges (strictly increasing)."""
-    edges = np.asarray(edges, dtype=float)
-    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-        raise ValueError(f"domain[{column!r}] bin edges must be a strictly increasing sequence.")
-    return Entry("edges", edges)
-
-
-def _entry_from_parts(column: Any, kind: str | None, n_codes: Any, categories: Any,
-                      bounds: Any, edges: Any, n_bins: Any, other: bool) -> Entry:
-    """Normalise the fields of a dict entry or of a ColumnSpec-like object."""
-    if kind is None:
-        kind = "codes" if n_codes is not None else "categorical" if categories is not None else "numeric"
-    if kind == "codes" and n_codes is not None:
-        return normalise_entry(column, int(n_codes))
-    if kind == "categorical" and categories is not None:
-        return Entry("categorical", None) if other else normalise_entry(column, list(categories))
-    if kind == "numeric" and edges is not None:
-        return _edges_entry(column, edges)
-    if kind == "numeric" and bounds is not None:
-        if n_bins is None:
-            return normalise_entry(column, tuple(bounds))
-        return _edges_entry(column, np.linspace(float(bounds[0]), float(bounds[1]), int(n_bins) + 1))
-    raise ValueError(f"domain[{column!r}] is not a readable domain entry: {kind=}.")
-
-
-def normalise_entry(column: Any, entry: Any) -> Entry:
-    """Read one domain entry as the synthesizers accept it.
-
-    Accepted: an int ``k`` (codes ``0..k-1``), a list of categories, a
-    ``(low, high)`` tuple (numeric bounds), a dict with keys among
-    ``kind``/``n_codes``/``categories``/``bounds``/``n_bins``/``edges``/``other``,
-    or a :class:`~sklearn_dpsynth.domain.ColumnSpec`-like object.  A numeric
-    entry that fixes its bins (``edges``, or ``bounds`` with ``n_bins``, or
-    a ColumnSpec) is binned with them rather than with the metric's ``bins``.
-    A categorical entry with an ``other`` code is read from the data (its
-    list is not exhaustive).
-    """
-    if isinstance(entry, Entry):
-        return entry
-    if isinstance(entry, (numbers.Integral, np.integer)) and not isinstance(entry, (bool, np.bool_)):
-        if entry < 1:
-            raise ValueError(f"domain[{column!r}] must be a positive number of codes, got {entry}.")
-        return Entry("int", int(entry))
-    if isinstance(entry, tuple) and len(entry) == 2 and all(_is_number(v) for v in entry):
-        if not entry[0] <= entry[1]:
-            raise ValueError(f"domain[{column!r}] bounds must satisfy low <= high, got {entry}.")
-        return Entry("bounds", (float(entry[0]), float(entry[1])))
-    if isinstance(entry, (list, np.ndarray, pd.Index)) and len(entry) > 0:
-        return Entry("list", list(entry))
-    if isinstance(entry, Mapping):
-        get = entry.get
-        return _entry_from_parts(column, get("kind"), get("n_codes"), get("categories"),
-                                 get("bounds"), get("edges"), get("n_bins"), bool(get("other", False)))
-    if getattr(entry, "kind", None) in ("codes", "categorical", "numeric"):
-        return _entry_from_parts(column, entry.kind, getattr(entry, "n_codes", None),
-                                 getattr(entry, "categories", None), None,
-                                 getattr(entry, "edges", None), None,
-                                 bool(getattr(entry, "other", False)))
-    raise ValueError(
-        f"domain[{column!r}] must be an int (number of codes), a non-empty list of "
-        f"categories, a (low, high) tuple of numeric bounds or a dict, got {entry!r}."
-    )
-
-
-def check_domain(domain: Any, columns: Sequence) -> dict:
-    """Validate and normalise a domain against the table's columns.
+def check_domain(domain: Any, columns: Sequence, bins: int = 1) -> dict:
+    """Read a domain declaration like the synthesizers do, for a table's columns.
 
     Parameters
     ----------
     domain : mapping, Domain or None
-        ``{column: entry}`` as for the synthesizers (see
-        :func:`normalise_entry`), or a :class:`~sklearn_dpsynth.Domain`.
+        ``{column: entry}`` with the entries the synthesizers accept (see
+        :func:`~sklearn_dpsynth.domain.spec_from_declaration`), or a
+        :class:`~sklearn_dpsynth.Domain`.
     columns : sequence
         Columns of the table.
+    bins : int, default=1
+        Bins of a numeric entry that does not fix its own (a ``(low, high)``
+        tuple, or a dict with ``bounds`` but no ``n_bins``): the metric's
+        ``bins``.  Entries with ``edges``, with ``bounds`` and ``n_bins``,
+        or given as a :class:`~sklearn_dpsynth.ColumnSpec` keep their bins.
 
     Returns
     -------
-    domain : dict
-        ``{column: Entry}`` for the described columns (possibly empty).
+    specs : dict
+        ``{column: ColumnSpec}`` for the described columns (possibly empty).
     """
     if domain is None:
         return {}
-    if not isinstance(domain, Mapping) and hasattr(domain, "specs"):
-        domain = {spec.name: spec for spec in domain.specs}
+    if isinstance(domain, Domain):
+        domain = {spec.name: spec for spec in domain}
     if not isinstance(domain, Mapping):
         raise ValueError(f"domain must be a mapping {{column: entry}}, got {type(domain).__name__}.")
     known = set(columns)
     unknown = [c for c in domain if c not in known]
     if unknown:
         raise ValueError(f"domain names columns that are not in the table: {unknown}.")
-    return {column: normalise_entry(column, entry) for column, entry in domain.items()}
+    return {column: _column_spec(column, entry, bins) for column, entry in domain.items()}
 
 
 def column_kinds(frame: pd.DataFrame, domain: Mapping | None = None) -> dict:
     """Whether every column is ``"categorical"`` or ``"numeric"``.
 
-    Columns described by ``domain`` follow it (int or list -> categorical,
-    ``(low, high)`` -> numeric); the other columns are numeric when their
-    dtype is numeric (booleans excluded) and categorical otherwise.
+    Columns described by ``domain`` follow it (codes or categories ->
+    categorical, bounds or edges -> numeric); the other columns are numeric
+    when their dtype is numeric (booleans excluded) and categorical
+    otherwise.
 
     Parameters
     ----------
@@ -275,7 +210,7 @@ def column_kinds(frame: pd.DataFrame, domain: Mapping | None = None) -> dict:
     kinds = {}
     for column in frame.columns:
         if column in domain:
-            numeric = domain[column].kind in ("bounds", "edges")
+            numeric = domain[column].kind == NUMERIC
         else:
             dtype = frame[column].dtype
             numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(
@@ -310,32 +245,23 @@ def _encode_int_codes(series_list: list, column: Any, k: int) -> tuple[list, int
     return codes, k, list(range(k))
 
 
-def _encode_listed(series_list: list, column: Any, categories: Sequence) -> tuple[list, int, list]:
-    """Codes of values among the categories listed by the domain.
+def _encode_listed(series_list: list, column: Any, spec: ColumnSpec) -> tuple[list, int, list]:
+    """Codes of values among the categories a domain lists.
 
-    A missing-value entry in the list (None or NaN) stands for missing values.
+    Missing values take the spec's missing-value code (after the categories)
+    when it has one.
     """
-    categories = list(categories)
-    index = pd.Index(categories, dtype=object)
-    missing_at = [i for i, c in enumerate(categories) if _is_missing_scalar(c)]
+    index = pd.Index(spec.categories, dtype=object)
     codes = []
     for series in series_list:
         found = index.get_indexer(series.astype(object))
-        if missing_at:
-            found[series.isna().to_numpy()] = missing_at[0]
+        if spec.missing:
+            found[series.isna().to_numpy()] = spec.missing_code
         if (found < 0).any():
             example = series[found < 0].iloc[0]
             raise ValueError(f"Column {column!r} has value {example!r} that is not in its domain.")
         codes.append(found.astype(np.int64))
-    return codes, len(categories), categories
-
-
-def _is_missing_scalar(value: Any) -> bool:
-    """Whether a category stands for a missing value (None, NaN, NA)."""
-    try:
-        return value is None or bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    return codes, spec.size, list(spec.categories) + ([None] if spec.missing else [])
 
 
 def sorted_if_possible(values: list) -> list:
@@ -366,15 +292,12 @@ def _encode_observed(series_list: list) -> tuple[list, int, list]:
     return codes, max(size, 1), labels
 
 
-def bin_edges(reference: np.ndarray, bins: int, bounds: tuple | None, column: Any) -> np.ndarray:
-    """Equal-width bin edges over ``bounds`` or the reference's finite range."""
-    if bounds is not None:
-        low, high = float(bounds[0]), float(bounds[1])
-    else:
-        finite = reference[np.isfinite(reference)]
-        if finite.size == 0:
-            raise ValueError(f"Column {column!r} has no finite value in the real data to bin.")
-        low, high = float(finite.min()), float(finite.max())
+def bin_edges(reference: np.ndarray, bins: int, column: Any) -> np.ndarray:
+    """Equal-width bin edges over the reference's finite range."""
+    finite = reference[np.isfinite(reference)]
+    if finite.size == 0:
+        raise ValueError(f"Column {column!r} has no finite value in the real data to bin.")
+    low, high = float(finite.min()), float(finite.max())
     if high == low:
         return np.array([low, high])
     return np.linspace(low, high, bins + 1)
@@ -393,12 +316,12 @@ def digitize(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def _encode_numeric(
-    series_list: list, column: Any, bins: int, bounds: tuple | None, edges: np.ndarray | None = None
+    series_list: list, column: Any, bins: int, edges: np.ndarray | None
 ) -> tuple[list, int, list]:
-    """Binning of a numeric column: fixed edges, or equal-width over bounds or the reference's range."""
+    """Binning of a numeric column: the domain's edges, or equal-width over the reference's range."""
     values = [numeric_values(series, column) for series in series_list]
     if edges is None:
-        edges = bin_edges(values[0], bins, bounds, column)
+        edges = bin_edges(values[0], bins, column)
     codes = [digitize(v, edges) for v in values]
     n_bins = len(edges) - 1
     has_nan = any(np.isnan(v).any() for v in values)
@@ -415,7 +338,7 @@ def check_bins(bins: Any, name: str = "bins") -> int:
 
 
 def encode_column(
-    series_list: list, column: Any, kind: str, spec: Any, bins: int
+    series_list: list, column: Any, kind: str, spec: ColumnSpec | None, bins: int
 ) -> tuple[list, int, list]:
     """Integer codes of one column in every table.
 
@@ -427,10 +350,12 @@ def encode_column(
         Column name (for error messages).
     kind : {"categorical", "numeric"}
         Kind of the column.
-    spec : domain entry or None
-        The column's domain entry, if any.
+    spec : ColumnSpec or None
+        The column's domain (see :func:`check_domain`), if any: its codes,
+        its categories (read from the tables when the list has an
+        ``other`` code) or its bin edges.
     bins : int
-        Number of equal-width bins of a numeric column.
+        Number of equal-width bins of a numeric column without a domain.
 
     Returns
     -------
@@ -441,15 +366,13 @@ def encode_column(
     labels : list
         Label of every code.
     """
-    entry = None if spec is None else normalise_entry(column, spec)
-    if entry is not None and entry.kind == "int":
-        return _encode_int_codes(series_list, column, entry.value)
-    if entry is not None and entry.kind == "list":
-        return _encode_listed(series_list, column, entry.value)
+    if spec is not None and spec.kind == "codes":
+        return _encode_int_codes(series_list, column, spec.n_codes)
+    if spec is not None and spec.kind == CATEGORICAL and not spec.other:
+        return _encode_listed(series_list, column, spec)
     if kind == NUMERIC:
-        edges = entry.value if entry is not None and entry.kind == "edges" else None
-        bounds = entry.value if entry is not None and entry.kind == "bounds" else None
-        return _encode_numeric(series_list, column, bins, bounds, edges)
+        edges = spec.edges if spec is not None and spec.kind == NUMERIC else None
+        return _encode_numeric(series_list, column, bins, edges)
     return _encode_observed(series_list)
 
 
@@ -465,11 +388,12 @@ def encode_tables(
     ----------
     frames : list of DataFrame
         Aligned tables (see :func:`prepare_tables`), reference first.
-    domain : mapping, default=None
-        Domain of the columns; int codes and category lists are used as is.
+    domain : mapping or Domain, default=None
+        Domain of the columns (see :func:`check_domain`); codes and category
+        lists are used as is.
     bins : int, default=20
-        Number of equal-width bins of numeric columns (edges from the domain
-        bounds if given, else from the reference's range).
+        Number of equal-width bins of numeric columns (over the domain
+        bounds if given, else over the reference's range).
     columns : sequence, default=None
         Subset of columns to encode (all by default).
 
@@ -478,7 +402,7 @@ def encode_tables(
     encoded : Encoded
     """
     bins = check_bins(bins)
-    domain = check_domain(domain, list(frames[0].columns))
+    domain = check_domain(domain, list(frames[0].columns), bins)
     columns = list(frames[0].columns) if columns is None else list(columns)
     kinds = column_kinds(frames[0], domain)
     per_table = [[] for _ in frames]

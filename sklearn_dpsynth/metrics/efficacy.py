@@ -17,6 +17,7 @@ from sklearn.metrics import accuracy_score, f1_score, r2_score, roc_auc_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from ..domain import ColumnSpec
 from ._tables import (
     CATEGORICAL,
     Features,
@@ -127,17 +128,19 @@ def _classification_metrics(model: Any, X_test: np.ndarray, y_test: np.ndarray,
             "accuracy": float(accuracy_score(y_test, predicted))}
 
 
-def _target_codes(train: pd.Series, test: pd.Series, target: Any, spec: Any) -> tuple:
+def _target_codes(train: pd.Series, test: pd.Series, target: Any,
+                  spec: ColumnSpec | None) -> tuple:
     """Class codes of the target in both tables and the class labels.
 
-    Without a domain entry the classes are the sorted values seen in either
-    table, so that the largest code is the last class in sorted order.
+    Without a domain that lists the classes (codes or an exhaustive category
+    list) the classes are the sorted values seen in either table, so that
+    the largest code is the last class in sorted order.
     """
     if train.isna().any() or test.isna().any():
         raise ValueError(f"Target column {target!r} has missing values.")
-    if spec is None:
+    if spec is None or spec.kind == "numeric" or spec.other:
         seen = pd.unique(pd.concat([train, test], ignore_index=True).astype(object))
-        spec = sorted_if_possible(list(seen))
+        spec = ColumnSpec(target, CATEGORICAL, categories=sorted_if_possible(list(seen)))
     (y_train, y_test), _, labels = encode_column([train, test], target, CATEGORICAL, spec, 1)
     return y_train, y_test, list(labels)
 
@@ -275,8 +278,7 @@ def ml_efficacy(
     features = mixed_features([synth_df, test_df], domain, columns=feature_columns)
     seed = 0 if random_state is None else int(np.random.RandomState(random_state).randint(2**31 - 1))
     if task == "classification":
-        entry = check_domain(domain, list(test_df.columns)).get(target)
-        spec = entry if entry is not None and entry.kind in ("int", "list") else None
+        spec = check_domain(domain, list(test_df.columns)).get(target)
         y_train, y_test, labels = _target_codes(synth_df[target], test_df[target], target, spec)
         rows = _classification(features, y_train, y_test, labels, models, pos_label, seed)
     else:

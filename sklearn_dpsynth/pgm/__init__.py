@@ -1,6 +1,9 @@
 """Graphical-model engine (Private-PGM) of the MST and AIM synthesizers.
 
-Factors over named attributes (:class:`Factor`), junction trees of clique
+Every entry point takes the domain as one validated value,
+:class:`ModelDomain` (attribute names and sizes; a synthesizer gets it from
+:meth:`sklearn_dpsynth.domain.Domain.model_domain`).  Factors over named
+attributes (:class:`Factor`), junction trees of clique
 sets (:class:`JunctionTree`, :func:`model_size`), exact log-space belief
 propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`),
 estimation from noisy marginals by mirror descent (:class:`Measurement`,
@@ -8,12 +11,12 @@ estimation from noisy marginals by mirror descent (:class:`Measurement`,
 (:class:`GraphicalModel`).
 """
 
+from .domain import ModelDomain
 from .estimation import estimate
 from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
     belief_propagation,
-    calibrate,
     potentials_from_marginals,
 )
 from .junction_tree import JunctionTree, model_size, model_size_mb
@@ -22,12 +25,12 @@ from .model import GraphicalModel
 from .sampling import sample_iid, sample_lowvar
 
 __all__ = [
+    "ModelDomain",
     "Factor",
     "JunctionTree",
     "model_size",
     "model_size_mb",
     "belief_propagation",
-    "calibrate",
     "CalibratedBeliefs",
     "potentials_from_marginals",
     "Measurement",

@@ -15,8 +15,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .domain import ModelDomain, require_model_domain
 from .factor import Factor
-from .junction_tree import JunctionTree, validate_cliques, validate_domain
+from .junction_tree import JunctionTree, validate_cliques
 from .measurement import Measurement, Objective, estimate_total
 from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
@@ -46,7 +47,7 @@ def _initial_tables(
 
 
 def _check_measurements(
-    domain: dict[str, int], measurements: Sequence[Measurement]
+    domain: ModelDomain, measurements: Sequence[Measurement]
 ) -> list[Measurement]:
     """Validate the measurement list."""
     if isinstance(measurements, Measurement) or not isinstance(measurements, Sequence):
@@ -69,7 +70,7 @@ def _check_options(max_iters: int, tol: float, total: float | None) -> None:
 
 
 def estimate(
-    domain: Mapping[str, int],
+    domain: ModelDomain,
     measurements: Sequence[Measurement],
     *,
     cliques: Sequence[Sequence[str]] | None = None,
@@ -84,7 +85,7 @@ def estimate(
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         Attribute sizes.
     measurements : sequence of Measurement
         Noisy measurements of marginal counts.
@@ -118,12 +119,12 @@ def estimate(
         (belief propagations run), ``n_restarts``, ``step_size`` (final
         step on the count gradient) and ``total``.
     """
-    dom = validate_domain(domain)
-    measurements = _check_measurements(dom, measurements)
+    domain = require_model_domain(domain)
+    measurements = _check_measurements(domain, measurements)
     _check_options(max_iters, tol, total)
-    total = float(estimate_total(dom, measurements) if total is None else total)
-    extra = validate_cliques(dom, cliques or [], "cliques")
-    tree = JunctionTree(dom, [m.clique for m in measurements] + extra)
+    total = float(estimate_total(domain, measurements) if total is None else total)
+    extra = validate_cliques(domain, cliques or [], "cliques")
+    tree = JunctionTree(domain, [m.clique for m in measurements] + extra)
     objective = Objective(tree, measurements, total)
     tables, info = mirror_descent(tree, _initial_tables(tree, potentials), objective,
                                   max_iters=int(max_iters), tol=float(tol),

@@ -9,9 +9,11 @@ operators broadcast automatically over the union of the two attribute sets.
 from __future__ import annotations
 
 import string
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
+
+from .domain import ModelDomain, require_model_domain
 
 __all__ = ["Factor", "logsumexp_axes", "log_sum_shifted", "sum_axes"]
 
@@ -154,22 +156,13 @@ def _as_attributes(attributes: Sequence[str], name: str) -> tuple[str, ...]:
     return attrs
 
 
-def _sizes_for(
-    attributes: tuple[str, ...], sizes: Mapping[str, int] | Sequence[int], name: str
-) -> tuple[int, ...]:
-    """Sizes of ``attributes`` from a mapping or a parallel sequence."""
-    if isinstance(sizes, Mapping):
-        missing = [a for a in attributes if a not in sizes]
-        if missing:
-            raise ValueError(f"{name} has no size for attributes {missing}")
-        out = tuple(int(sizes[a]) for a in attributes)
-    else:
-        out = tuple(int(s) for s in sizes)
-        if len(out) != len(attributes):
-            raise ValueError(f"{name} must give one size per attribute")
-    if any(s < 1 for s in out):
-        raise ValueError(f"{name} must be positive integers, got {out}")
-    return out
+def _shape_in(attributes: tuple[str, ...], domain: ModelDomain) -> tuple[int, ...]:
+    """Sizes of ``attributes`` in ``domain``; ValueError naming unknown ones."""
+    domain = require_model_domain(domain)
+    missing = [a for a in attributes if a not in domain]
+    if missing:
+        raise ValueError(f"domain has no size for attributes {missing}")
+    return tuple(domain[a] for a in attributes)
 
 
 class Factor:
@@ -205,14 +198,14 @@ class Factor:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def zeros(cls, attributes: Sequence[str], domain: Mapping[str, int]) -> "Factor":
+    def zeros(cls, attributes: Sequence[str], domain: ModelDomain) -> "Factor":
         """All-zero factor (the constant-one potential in log space).
 
         Parameters
         ----------
         attributes : sequence of str
             Attributes of the factor.
-        domain : mapping of str to int
+        domain : ModelDomain
             Number of codes of every attribute.
 
         Returns
@@ -220,17 +213,17 @@ class Factor:
         factor : Factor
         """
         attrs = _as_attributes(attributes, "attributes")
-        return cls(attrs, np.zeros(_sizes_for(attrs, domain, "domain")))
+        return cls(attrs, np.zeros(_shape_in(attrs, domain)))
 
     @classmethod
-    def uniform(cls, attributes: Sequence[str], domain: Mapping[str, int]) -> "Factor":
+    def uniform(cls, attributes: Sequence[str], domain: ModelDomain) -> "Factor":
         """Log of the uniform distribution over the attributes' cells.
 
         Parameters
         ----------
         attributes : sequence of str
             Attributes of the factor.
-        domain : mapping of str to int
+        domain : ModelDomain
             Number of codes of every attribute.
 
         Returns
@@ -239,7 +232,7 @@ class Factor:
             Constant ``-log(n_cells)``, so that ``exp()`` sums to one.
         """
         attrs = _as_attributes(attributes, "attributes")
-        shape = _sizes_for(attrs, domain, "domain")
+        shape = _shape_in(attrs, domain)
         n_cells = float(np.prod(shape, dtype=float))
         return cls(attrs, np.full(shape, -np.log(n_cells)))
 
@@ -253,11 +246,6 @@ class Factor:
     def size(self) -> int:
         """Number of cells of the table."""
         return int(self.values.size)
-
-    @property
-    def domain(self) -> dict[str, int]:
-        """Attribute sizes of the factor as an ordered dict."""
-        return dict(zip(self.attributes, self.values.shape))
 
     def __repr__(self) -> str:
         return f"Factor(attributes={self.attributes}, shape={self.shape})"
@@ -316,18 +304,15 @@ class Factor:
                  else 1 for a in attrs]
         return vals.reshape(shape)
 
-    def expand(
-        self, attributes: Sequence[str], sizes: Mapping[str, int] | Sequence[int]
-    ) -> "Factor":
+    def expand(self, attributes: Sequence[str], domain: ModelDomain) -> "Factor":
         """Broadcast to a superset of attributes in a target order.
 
         Parameters
         ----------
         attributes : sequence of str
             Target attributes; must contain ``self.attributes``.
-        sizes : mapping of str to int, or sequence of int
-            Sizes of the target attributes (a mapping by name or a sequence
-            parallel to ``attributes``).
+        domain : ModelDomain
+            Sizes of the target attributes.
 
         Returns
         -------
@@ -335,10 +320,10 @@ class Factor:
             Constant along the new axes.
         """
         attrs = _as_attributes(attributes, "attributes")
-        shape = _sizes_for(attrs, sizes, "sizes")
+        shape = _shape_in(attrs, domain)
         for a, s in zip(attrs, shape):
             if a in self.attributes and self.values.shape[self.attributes.index(a)] != s:
-                raise ValueError(f"sizes disagrees with the factor on attribute {a!r}")
+                raise ValueError(f"domain disagrees with the factor on attribute {a!r}")
         view = self.broadcast_view(attrs)
         return Factor(attrs, np.array(np.broadcast_to(view, shape)))
 

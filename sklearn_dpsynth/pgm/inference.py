@@ -18,11 +18,12 @@ from typing import Sequence
 
 import numpy as np
 
+from .domain import ModelDomain
 from .factor import log_sum_shifted, logsumexp_axes, sum_axes
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
-           "calibrate", "potentials_from_marginals"]
+           "potentials_from_marginals"]
 
 _CACHE_CELLS = 1 << 22
 
@@ -177,7 +178,7 @@ def _einsum_product(
 
 
 def _scope_cells(
-    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: dict[str, int]
+    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: ModelDomain
 ) -> float:
     """Cells of the product of the factors that mention ``v``."""
     scope = {a for attrs, _ in factors if v in attrs for a in attrs}
@@ -187,7 +188,7 @@ def _scope_cells(
 def _eliminate(
     factors: list[tuple[tuple[str, ...], np.ndarray]],
     keep: tuple[str, ...],
-    sizes: dict[str, int],
+    sizes: ModelDomain,
 ) -> np.ndarray:
     """Variable elimination (greedy smallest intermediate) down to ``keep``."""
     factors = list(factors)
@@ -231,20 +232,6 @@ class CalibratedBeliefs:
         self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._cache_cells = 0
         self._conditionals: dict[int, np.ndarray] = {}
-
-    def clique_belief(self, clique: Sequence[str]) -> np.ndarray:
-        """Probabilities of a maximal clique (axes in the clique's order).
-
-        Parameters
-        ----------
-        clique : sequence of str
-            A maximal clique of the tree.
-
-        Returns
-        -------
-        belief : ndarray
-        """
-        return self.beliefs[self.tree.index(clique)]
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         """Exact marginal probabilities of any attribute subset.
@@ -347,23 +334,6 @@ class CalibratedBeliefs:
         factors = [(self.tree.cliques[top], self.beliefs[top])]
         factors += [(self.tree.cliques[i], self._conditional(i)) for i in nodes[1:]]
         return _eliminate(factors, key, self.tree.domain)
-
-
-def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> CalibratedBeliefs:
-    """Run belief propagation and wrap the result for marginal queries.
-
-    Parameters
-    ----------
-    tree : JunctionTree
-        The junction tree.
-    log_potentials : sequence of ndarray
-        One log-potential table per maximal clique of ``tree``.
-
-    Returns
-    -------
-    beliefs : CalibratedBeliefs
-    """
-    return CalibratedBeliefs(tree, log_potentials)
 
 
 def potentials_from_marginals(

@@ -13,44 +13,21 @@ in the domain, never by string hashes, so the tree is reproducible.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
-__all__ = ["JunctionTree", "model_size", "model_size_mb", "canonical_rank",
-           "validate_domain", "validate_cliques"]
+from .domain import ModelDomain, require_model_domain
 
-
-def validate_domain(domain: Mapping[str, int]) -> dict[str, int]:
-    """Check a domain and return it as an ordered ``dict``.
-
-    Parameters
-    ----------
-    domain : mapping of str to int
-        Attribute name -> number of codes (at least 1).
-
-    Returns
-    -------
-    domain : dict of str to int
-    """
-    if not isinstance(domain, Mapping) or len(domain) == 0:
-        raise ValueError("domain must be a non-empty mapping of attribute -> size")
-    out: dict[str, int] = {}
-    for name, size in domain.items():
-        if not isinstance(name, str):
-            raise ValueError(f"domain keys must be str, got {name!r}")
-        if isinstance(size, bool) or int(size) != size or int(size) < 1:
-            raise ValueError(f"domain size of {name!r} must be a positive int, got {size!r}")
-        out[name] = int(size)
-    return out
+__all__ = ["JunctionTree", "model_size", "model_size_mb", "validate_cliques"]
 
 
 def validate_cliques(
-    domain: Mapping[str, int], cliques: Iterable[Sequence[str]], name: str = "cliques"
+    domain: ModelDomain, cliques: Iterable[Sequence[str]], name: str = "cliques"
 ) -> list[tuple[str, ...]]:
     """Check cliques against a domain.
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         The domain.
     cliques : iterable of sequence of str
         Cliques (tuples of distinct attribute names of the domain).
@@ -137,50 +114,30 @@ def _maximal(created: list[frozenset]) -> list[tuple[int, ...]]:
     return sorted(tuple(sorted(c)) for c in kept)
 
 
-def canonical_rank(domain: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+def _canonical_rank(domain: ModelDomain) -> dict[str, tuple[int, int]]:
     """Sort key of the canonical attribute order: by size, then domain order.
 
     Clique tables put their largest attributes last, so that most
     reductions run over long contiguous blocks.
-
-    Parameters
-    ----------
-    domain : mapping of str to int
-        Attribute sizes.
-
-    Returns
-    -------
-    rank : dict of str to tuple of int
-        ``(size, position in the domain)`` of every attribute.
     """
-    return {a: (int(size), k) for k, (a, size) in enumerate(domain.items())}
+    return {a: (size, k) for k, (a, size) in enumerate(zip(domain.attributes, domain.shape))}
 
 
-def _triangulate(domain: dict[str, int], cliques: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+def _triangulate(domain: ModelDomain, cliques: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Maximal cliques (attributes in canonical order) of the triangulation."""
-    names = list(domain)
-    index = {a: i for i, a in enumerate(names)}
-    rank = canonical_rank(domain)
-    sizes = [domain[a] for a in names]
-    coded = [tuple(index[a] for a in c) for c in cliques]
-    maximal = _maximal(_elimination_cliques(sizes, coded))
+    names = domain.attributes
+    rank = _canonical_rank(domain)
+    coded = [domain.axes(c) for c in cliques]
+    maximal = _maximal(_elimination_cliques(domain.shape, coded))
     return [tuple(sorted((names[i] for i in c), key=rank.__getitem__)) for c in maximal]
 
 
-def _cells(domain: Mapping[str, int], clique: Sequence[str]) -> int:
-    """Number of cells of a clique (exact Python int)."""
-    total = 1
-    for a in clique:
-        total *= int(domain[a])
-    return total
-
-
-def model_size(domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> int:
+def model_size(domain: ModelDomain, cliques: Iterable[Sequence[str]]) -> int:
     """Number of cells of the junction tree a set of cliques would produce.
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         Attribute sizes.
     cliques : iterable of sequence of str
         Cliques of the model.
@@ -190,17 +147,17 @@ def model_size(domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> i
     cells : int
         Sum over the maximal cliques of the product of their sizes.
     """
-    dom = validate_domain(domain)
-    maximal = _triangulate(dom, validate_cliques(dom, cliques))
-    return sum(_cells(dom, c) for c in maximal)
+    domain = require_model_domain(domain)
+    maximal = _triangulate(domain, validate_cliques(domain, cliques))
+    return sum(domain.size(c) for c in maximal)
 
 
-def model_size_mb(domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> float:
+def model_size_mb(domain: ModelDomain, cliques: Iterable[Sequence[str]]) -> float:
     """Memory of the potentials of a model in MiB (8 bytes per cell).
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         Attribute sizes.
     cliques : iterable of sequence of str
         Cliques of the model.
@@ -243,35 +200,33 @@ class JunctionTree:
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         Attribute sizes; every attribute is part of the tree.
     cliques : iterable of sequence of str
         Cliques of the model (e.g. measured marginals).
 
     Attributes
     ----------
-    domain : dict of str to int
-        The validated domain.
+    domain : ModelDomain
+        The domain.
     cliques : list of tuple of str
         Maximal cliques, attributes in the canonical order (by size, then
-        domain order; see :func:`canonical_rank`); index ``0`` is the root.
+        domain order; see :meth:`sort`); index ``0`` is the root.
     edges : list of tuple of (tuple of str, tuple of str)
         Tree edges ``(parent, child)``.
-    messages : list of tuple of (tuple of str, tuple of str)
-        Message schedule ``(sender, receiver)``: leaves to root, then root
-        to leaves.
     order : list of int
-        Clique indices in breadth-first order from the root.
+        Clique indices in breadth-first order from the root (belief
+        propagation sends messages up in reverse order, then down).
     parent : list of int
         Parent index of every clique (``-1`` for the root).
     """
 
-    def __init__(self, domain: Mapping[str, int], cliques: Iterable[Sequence[str]]) -> None:
-        self.domain = validate_domain(domain)
+    def __init__(self, domain: ModelDomain, cliques: Iterable[Sequence[str]]) -> None:
+        self.domain = require_model_domain(domain)
         self.input_cliques = validate_cliques(self.domain, cliques)
         self.cliques: list[tuple[str, ...]] = _triangulate(self.domain, self.input_cliques)
-        self._rank = canonical_rank(self.domain)
-        self._index = {c: i for i, c in enumerate(self.cliques)}
+        self._cells = [self.domain.size(c) for c in self.cliques]
+        self._rank = _canonical_rank(self.domain)
         tree_edges = _spanning_tree(self.cliques)
         self._neighbors: list[list[int]] = [[] for _ in self.cliques]
         for i, j in tree_edges:
@@ -282,10 +237,6 @@ class JunctionTree:
         self.order, self.parent = self._breadth_first()
         self.edges = [(self.cliques[self.parent[i]], self.cliques[i])
                       for i in self.order[1:]]
-        upward = [(i, self.parent[i]) for i in reversed(self.order[1:])]
-        downward = [(self.parent[i], i) for i in self.order[1:]]
-        self.index_messages: list[tuple[int, int]] = upward + downward
-        self.messages = [(self.cliques[i], self.cliques[j]) for i, j in self.index_messages]
 
     def _breadth_first(self) -> tuple[list[int], list[int]]:
         """Breadth-first order and parents from clique 0."""
@@ -306,29 +257,12 @@ class JunctionTree:
     @property
     def size(self) -> int:
         """Number of cells of all maximal cliques."""
-        return sum(_cells(self.domain, c) for c in self.cliques)
+        return sum(self._cells)
 
     @property
     def size_mb(self) -> float:
         """Memory of the potentials in MiB (8 bytes per cell)."""
         return self.size * 8 / 2**20
-
-    def index(self, clique: Sequence[str]) -> int:
-        """Position of a maximal clique in :attr:`cliques`.
-
-        Parameters
-        ----------
-        clique : sequence of str
-            A maximal clique (any attribute order).
-
-        Returns
-        -------
-        index : int
-        """
-        key = self.sort(clique)
-        if key not in self._index:
-            raise ValueError(f"clique {tuple(clique)} is not a maximal clique of the tree")
-        return self._index[key]
 
     def sort(self, attrs: Iterable[str]) -> tuple[str, ...]:
         """Attributes in the canonical order of the clique tables.
@@ -342,25 +276,10 @@ class JunctionTree:
         -------
         attrs : tuple of str
         """
-        attrs = set(attrs)
-        unknown = attrs - set(self.domain)
-        if unknown:
-            raise ValueError(f"attrs has attributes {sorted(unknown)} not in the domain")
-        return tuple(sorted(attrs, key=self._rank.__getitem__))
-
-    def neighbors(self, clique: Sequence[str]) -> list[tuple[str, ...]]:
-        """Maximal cliques adjacent to a clique in the tree.
-
-        Parameters
-        ----------
-        clique : sequence of str
-            A maximal clique.
-
-        Returns
-        -------
-        cliques : list of tuple of str
-        """
-        return [self.cliques[j] for j in self._neighbors[self.index(clique)]]
+        try:
+            return tuple(sorted(set(attrs), key=self._rank.__getitem__))
+        except KeyError as unknown:
+            raise ValueError(f"attrs has attribute {unknown} not in the domain") from None
 
     def neighbor_indices(self, i: int) -> list[int]:
         """Indices of the cliques adjacent to clique ``i``.
@@ -376,43 +295,8 @@ class JunctionTree:
         """
         return list(self._neighbors[i])
 
-    def separator(self, c1: Sequence[str], c2: Sequence[str]) -> tuple[str, ...]:
-        """Shared attributes of two adjacent maximal cliques.
-
-        Parameters
-        ----------
-        c1, c2 : sequence of str
-            Maximal cliques joined by a tree edge.
-
-        Returns
-        -------
-        separator : tuple of str
-            Attributes in canonical order (possibly empty).
-        """
-        i, j = self.index(c1), self.index(c2)
-        if j not in self._neighbors[i]:
-            raise ValueError(f"c1 {tuple(c1)} and c2 {tuple(c2)} are not adjacent")
-        return self.sort(set(self.cliques[i]) & set(self.cliques[j]))
-
-    def clique_containing(self, attrs: Iterable[str]) -> tuple[str, ...] | None:
-        """Smallest maximal clique that covers some attributes.
-
-        Parameters
-        ----------
-        attrs : iterable of str
-            Attributes of the domain.
-
-        Returns
-        -------
-        clique : tuple of str or None
-            The covering maximal clique with the fewest cells (first in
-            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
-        """
-        index = self.index_containing(attrs)
-        return None if index is None else self.cliques[index]
-
     def index_containing(self, attrs: Iterable[str]) -> int | None:
-        """Index of :meth:`clique_containing`'s clique, or ``None``.
+        """Index of the smallest maximal clique that covers some attributes.
 
         Parameters
         ----------
@@ -422,12 +306,14 @@ class JunctionTree:
         Returns
         -------
         index : int or None
+            The covering maximal clique with the fewest cells (first in
+            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
         """
         wanted = set(self.sort(attrs))
         best, best_cells = None, None
         for i, clique in enumerate(self.cliques):
             if wanted.issubset(clique):
-                cells = _cells(self.domain, clique)
+                cells = self._cells[i]
                 if best is None or cells < best_cells:
                     best, best_cells = i, cells
         return best

@@ -13,12 +13,13 @@ cliques.  :func:`estimate_total` estimates the number of records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lsqr
 
+from .domain import ModelDomain, require_model_domain
 from .factor import sum_axes
 from .junction_tree import JunctionTree, validate_cliques
 
@@ -68,30 +69,16 @@ class Measurement:
             if self.query.shape[0] != self.noisy.shape[0]:
                 raise ValueError("query must have one row per entry of noisy")
 
-    def n_cells(self, domain: Mapping[str, int]) -> int:
-        """Number of cells of the measured marginal.
-
-        Parameters
-        ----------
-        domain : mapping of str to int
-            Attribute sizes.
-
-        Returns
-        -------
-        n_cells : int
-        """
-        return int(np.prod([domain[a] for a in self.clique], dtype=np.int64))
-
-    def check(self, domain: Mapping[str, int]) -> None:
+    def check(self, domain: ModelDomain) -> None:
         """Check the clique and the shapes against a domain.
 
         Parameters
         ----------
-        domain : mapping of str to int
+        domain : ModelDomain
             Attribute sizes.
         """
         validate_cliques(domain, [self.clique], "measurements")
-        cells = self.n_cells(domain)
+        cells = domain.size(self.clique)
         if self.query is None and self.noisy.shape[0] != cells:
             raise ValueError(f"measurements: noisy of clique {self.clique} has "
                              f"{self.noisy.shape[0]} entries, expected {cells}")
@@ -132,15 +119,15 @@ def _uniform_fit(m: Measurement, cells: int) -> tuple[float, float] | None:
     return float(q @ m.noisy) / qq, m.sigma**2 / qq / m.weight
 
 
-def _total_term(m: Measurement, domain: Mapping[str, int]) -> tuple[float, float] | None:
+def _total_term(m: Measurement, domain: ModelDomain) -> tuple[float, float] | None:
     """Estimate of the total from one measurement and its variance."""
-    cells = m.n_cells(domain)
+    cells = domain.size(m.clique)
     if m.query is None:
         return float(m.noisy.sum()), m.sigma**2 * cells / m.weight
     return _sum_estimator(m, cells) or _uniform_fit(m, cells)
 
 
-def estimate_total(domain: Mapping[str, int], measurements: Sequence[Measurement]) -> float:
+def estimate_total(domain: ModelDomain, measurements: Sequence[Measurement]) -> float:
     """Inverse-variance weighted estimate of the number of records.
 
     Every measurement gives an estimate of the total: ``sum(y)`` for an
@@ -154,7 +141,7 @@ def estimate_total(domain: Mapping[str, int], measurements: Sequence[Measurement
 
     Parameters
     ----------
-    domain : mapping of str to int
+    domain : ModelDomain
         Attribute sizes.
     measurements : sequence of Measurement
         The measurements.
@@ -164,6 +151,7 @@ def estimate_total(domain: Mapping[str, int], measurements: Sequence[Measurement
     total : float
         The combined estimate, floored at 1.
     """
+    domain = require_model_domain(domain)
     for m in measurements:
         m.check(domain)
     terms = [t for t in (_total_term(m, domain) for m in measurements) if t is not None]

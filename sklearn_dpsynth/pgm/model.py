@@ -6,9 +6,10 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .domain import ModelDomain, require_model_domain
 from .factor import Factor
 from .inference import CalibratedBeliefs, message_plan, potentials_from_marginals
-from .junction_tree import JunctionTree, validate_cliques, validate_domain
+from .junction_tree import JunctionTree, validate_cliques
 
 __all__ = ["GraphicalModel", "tables_from_potentials"]
 
@@ -53,7 +54,7 @@ def tables_from_potentials(
     return tables
 
 
-def _check_data(data: np.ndarray, domain: dict[str, int]) -> np.ndarray:
+def _check_data(data: np.ndarray, domain: ModelDomain) -> np.ndarray:
     """Validate an integer-coded table against the domain."""
     data = np.asarray(data)
     if data.ndim != 2 or data.shape[1] != len(domain):
@@ -62,7 +63,7 @@ def _check_data(data: np.ndarray, domain: dict[str, int]) -> np.ndarray:
         if not np.all(np.equal(np.mod(data, 1), 0)):
             raise ValueError("data must contain integer codes")
         data = data.astype(np.int64)
-    sizes = np.array(list(domain.values()))
+    sizes = np.array(domain.shape)
     if data.size and (np.any(data < 0) or np.any(data >= sizes)):
         raise ValueError("data has codes outside the domain")
     return data
@@ -77,8 +78,8 @@ class GraphicalModel:
 
     Parameters
     ----------
-    domain : mapping of str to int
-        Attribute sizes; data columns follow this key order.
+    domain : ModelDomain
+        Attribute sizes; data columns follow its attribute order.
     cliques : JunctionTree or iterable of sequence of str
         The junction tree, or cliques from which it is built.
     potentials : mapping of tuple of str to Factor or ndarray, default=None
@@ -89,7 +90,7 @@ class GraphicalModel:
 
     Attributes
     ----------
-    domain : dict of str to int
+    domain : ModelDomain
     tree : JunctionTree
     cliques : list of tuple of str
         Maximal cliques of the tree.
@@ -98,18 +99,18 @@ class GraphicalModel:
 
     def __init__(
         self,
-        domain: Mapping[str, int],
+        domain: ModelDomain,
         cliques: JunctionTree | Iterable[Sequence[str]],
         potentials: Mapping[Sequence[str], Factor | np.ndarray] | None = None,
         total: float = 1.0,
     ) -> None:
-        dom = validate_domain(domain)
+        domain = require_model_domain(domain)
         if isinstance(cliques, JunctionTree):
-            if cliques.domain != dom:
+            if cliques.domain != domain:
                 raise ValueError("cliques is a JunctionTree over another domain")
             tree = cliques
         else:
-            tree = JunctionTree(dom, cliques)
+            tree = JunctionTree(domain, cliques)
         self._setup(tree, tables_from_potentials(tree, potentials), total)
 
     @classmethod
@@ -198,7 +199,7 @@ class GraphicalModel:
         Returns
         -------
         marginal : ndarray
-            Shape ``tuple(domain[a] for a in attrs)``.
+            Shape ``domain.project(attrs).shape``.
         """
         probs = self.beliefs.marginal_view(attrs)
         if normalize:
@@ -219,10 +220,9 @@ class GraphicalModel:
             ``sum_C theta_C(x_C) - log_partition`` in nats.
         """
         data = _check_data(data, self.domain)
-        column = {a: k for k, a in enumerate(self.domain)}
         out = np.full(data.shape[0], -self.log_partition)
         for clique, table in zip(self.cliques, self._tables):
-            flat = np.ravel_multi_index(tuple(data[:, column[a]] for a in clique),
+            flat = np.ravel_multi_index(tuple(data[:, k] for k in self.domain.axes(clique)),
                                         table.shape)
             out += table.ravel()[flat]
         return out
