@@ -41,9 +41,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .domain import ColumnSpec, Domain, spec_from_declaration
+from .domain import ColumnSpec, Domain, numeric_edges, spec_from_declaration
 from .exceptions import PrivacyWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
 
@@ -195,7 +196,8 @@ def _private_numeric(name, series, ledger, rng, rho, n_bins) -> ColumnSpec:
     if passing.size == 0:
         passing = np.array([int(np.argmax(noisy))])
     low, high = _cell_edges(grid, passing[0])[0], _cell_edges(grid, passing[-1])[1]
-    return ColumnSpec(name, "numeric", edges=np.linspace(low, high, n_bins + 1),
+    return ColumnSpec(name, "numeric",
+                      edges=numeric_edges(low, high, n_bins, integer=_is_integer(series)),
                       integer=_is_integer(series), missing=_can_hold_missing(series),
                       clip=True)
 
@@ -237,7 +239,8 @@ def _nonprivate_spec(name, series, n_bins, max_categories) -> ColumnSpec:
         low, high = float(present.min()), float(present.max())
         if high <= low:
             high = low + 1.0
-        return ColumnSpec(name, "numeric", edges=np.linspace(low, high, n_bins + 1),
+        return ColumnSpec(name, "numeric",
+                          edges=numeric_edges(low, high, n_bins, integer=_is_integer(series)),
                           integer=_is_integer(series), missing=has_missing, clip=True)
     counts = present.value_counts()
     top = list(counts.index[:max_categories])
@@ -430,8 +433,11 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         from the data and emits a :class:`PrivacyWarning`.
     max_categories : int, default=99
         Categories kept per learned column; the rest map to "other".
-    bin_value : {"midpoint", "uniform"}, default="midpoint"
-        Where :meth:`inverse_transform` places a numeric value in its bin.
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where :meth:`inverse_transform` places a numeric value in its bin:
+        a uniform draw within it (among its integers for an integer column)
+        or its midpoint; per-integer codes and declared ``points`` decode
+        exactly either way.
     random_state : int, Generator or None, default=None
         Noise for private learning and uniform placement in bins.
 
@@ -468,12 +474,12 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         "n_bins": [int],
         "preprocessing": [str],
         "max_categories": [int],
-        "bin_value": [str],
+        "bin_value": [StrOptions({"midpoint", "uniform"})],
         "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, domain=None, *, n_bins=32, preprocessing="private",
-                 max_categories=99, bin_value="midpoint", random_state=None):
+                 max_categories=99, bin_value="uniform", random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
