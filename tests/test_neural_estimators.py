@@ -227,7 +227,7 @@ def test_non_private_training_reaches_the_true_entropy():
     model_log_p = log_likelihood_codes(model, layout, cells, np.arange(4), torch.device("cpu"))
     assert np.exp(model_log_p).sum() == pytest.approx(1.0, abs=1e-6)
     cross_entropy = -np.sum(truth * model_log_p)
-    kl = cross_entropy - data.entropy
+    kl = cross_entropy - data.network.entropy()
     assert 0 <= kl < 0.02
 
 
