@@ -47,7 +47,10 @@ BIN_VALUES = ("midpoint", "uniform")
 #: (``benchmarks/decoding.py``) per-integer codes for ``hr_per_week`` (99
 #: values) halve the 2-way TVD on the original values, while per-integer
 #: ``capital_loss`` (4,501 values) gains nothing; 100 keeps a pair of two
-#: such columns within AIM's default ``max_cells`` (10,000).
+#: such columns within AIM's default ``max_cells`` (10,000) and the
+#: transformers' vocabularies small.  Wider ranges can opt in with
+#: ``"resolution": "integer"`` (on Texas, per-day ``LENGTH_OF_STAY`` over its
+#: public bounds 1..9999 lowers MST's 2-way TVD from 0.32 to 0.24).
 INTEGER_RESOLUTION_MAX = 100
 
 _RESOLUTIONS = ("auto", "integer", "bins")
