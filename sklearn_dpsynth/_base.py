@@ -58,9 +58,6 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
     _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
 
-    #: Where decoded numeric values sit in their bin.
-    _bin_value = "midpoint"
-
     #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).
     _accepts_public_data = False
 
@@ -199,7 +196,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         rng = self._sampling_rng if random_state is None else check_rng(random_state)
         encoded_conditions = self._encode_conditions(conditions)
         codes = self._sample_encoded(n_samples, rng, encoded_conditions)
-        decoded = self.domain_.decode(codes, rng, self._bin_value)
+        decoded = self.domain_.decode(codes, rng, self.bin_value)
         return self._form.restore(decoded, self.domain_)
 
     def _encode_conditions(self, conditions: Mapping | None) -> dict[int, int] | None:
@@ -214,12 +211,20 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
     # ---------------------------------------------------------------- score
     def score_samples(self, X: Any) -> np.ndarray:
-        """Log-likelihood (nats) of each row under the fitted model.
+        """Log-density (nats) of each row under the fitted model, in the input's units.
 
-        The likelihood is that of the row's *codes* on the encoded domain
-        (a numeric value counts as its bin).  Values outside a declared
-        domain raise a ValueError naming the column; numeric values outside
-        privately learned bounds are clipped into them, as in ``fit``.
+        The model gives each row's codes a probability; within a numeric
+        bin it is spread uniformly, so a row's score is ``log P(codes)``
+        minus, for every numeric column, the log of its bin's width (for an
+        integer column, of the number of integers in the bin).  Categorical,
+        code, ``other``, missing and point-mass values count as
+        probabilities.  Scores are therefore comparable across binnings of
+        the same columns (e.g. over ``n_bins`` in a grid search): on a
+        continuous column the score is a log-density per unit of the
+        column, and ``exp(score_samples)`` sums/integrates to 1 over the
+        domain.  Values outside a declared domain raise a ValueError naming
+        the column; numeric values outside privately learned bounds are
+        clipped into them, as in ``fit``, and scored as clipped.
 
         Parameters
         ----------
@@ -232,10 +237,11 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """
         check_is_fitted(self, "privacy_ledger_")
         codes = self.domain_.encode(align_columns(X, self._form))
-        return np.asarray(self._log_likelihood_encoded(codes), dtype=float)
+        log_probs = np.asarray(self._log_likelihood_encoded(codes), dtype=float)
+        return log_probs - self.domain_.log_widths(codes)
 
     def score(self, X: Any, y: Any = None) -> float:
-        """Mean log-likelihood (nats per row) of ``X``; higher is better.
+        """Mean log-density (nats per row) of ``X`` (see :meth:`score_samples`); higher is better.
 
         Parameters
         ----------

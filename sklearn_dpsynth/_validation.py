@@ -20,6 +20,7 @@ COMMON_CONSTRAINTS: dict = {
     "preprocessing": [StrOptions({"private", "non-private"})],
     "preprocessing_budget": [Interval(Real, 0, 1, closed="neither")],
     "max_categories": [Interval(Integral, 1, None, closed="left")],
+    "bin_value": [StrOptions({"midpoint", "uniform"})],
     "random_state": ["random_state", np.random.Generator],
 }
 

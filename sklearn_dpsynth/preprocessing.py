@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._domain_learning import candidate_grid, learn_domain
@@ -63,8 +62,11 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
     max_categories : int, default=99
         Categories kept per learned column; the rest map to "other".
-    bin_value : {"midpoint", "uniform"}, default="midpoint"
-        Where :meth:`inverse_transform` places a numeric value in its bin.
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where :meth:`inverse_transform` places a numeric value in its bin:
+        a uniform draw within it (among its integers for an integer column)
+        or its midpoint; per-integer codes and declared ``points`` decode
+        exactly either way.
     random_state : int, RandomState, Generator or None, default=None
         Noise for private learning and uniform placement in bins.  ``None``
         (the default, and the only choice for a release) draws fresh
@@ -107,13 +109,12 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         "n_bins": COMMON_CONSTRAINTS["n_bins"],
         "preprocessing": COMMON_CONSTRAINTS["preprocessing"],
         "max_categories": COMMON_CONSTRAINTS["max_categories"],
-        "bin_value": COMMON_CONSTRAINTS.get("bin_value",
-                                            [StrOptions({"midpoint", "uniform"})]),
+        "bin_value": COMMON_CONSTRAINTS["bin_value"],
         "random_state": COMMON_CONSTRAINTS["random_state"],
     }
 
     def __init__(self, domain=None, *, n_bins=32, preprocessing="private",
-                 max_categories=99, bin_value="midpoint", random_state=None):
+                 max_categories=99, bin_value="uniform", random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

@@ -104,3 +104,110 @@ def test_datetimes_encode_as_seconds_with_timestamp_or_iso_bounds():
         spec_from_declaration("t", {"bounds": ["2020-01-01", "not a date"]}, n_bins=4)
     with pytest.raises(ValueError, match="'t'.*outside the declared bounds.*in 1 row"):
         spec.encode(pd.Series(pd.to_datetime(["2021-01-01"])).to_numpy())
+
+
+# ------------------------------------------------------- integer resolution
+def test_small_integer_ranges_get_one_code_per_integer():
+    from sklearn_dpsynth.domain import INTEGER_RESOLUTION_MAX
+    spec = spec_from_declaration("age", (17, 90), n_bins=32, integer=True)
+    assert spec.size == 74 and spec.integer
+    ages = np.arange(17, 91)
+    codes = spec.encode(ages)
+    np.testing.assert_array_equal(codes, np.arange(74))
+    rng = np.random.default_rng(0)
+    for bin_value in ("midpoint", "uniform"):
+        np.testing.assert_array_equal(spec.decode(codes, rng, bin_value), ages)
+    # the threshold counts the integers within the bounds
+    at = spec_from_declaration("n", (1, INTEGER_RESOLUTION_MAX), n_bins=8, integer=True)
+    above = spec_from_declaration("n", (0, INTEGER_RESOLUTION_MAX), n_bins=8, integer=True)
+    assert at.size == INTEGER_RESOLUTION_MAX and above.size == 8
+    # floats, explicit per-column n_bins and resolution="bins" keep uniform bins
+    assert spec_from_declaration("x", (17, 90), n_bins=32).size == 32
+    assert spec_from_declaration("a", {"bounds": (17, 90), "n_bins": 4}, 32, True).size == 4
+    assert spec_from_declaration("a", {"bounds": (17, 90), "resolution": "bins"}, 32,
+                                 True).size == 32
+
+
+def test_resolution_integer_on_request_and_its_errors():
+    spec = spec_from_declaration("n", {"bounds": (0.5, 1000), "resolution": "integer"}, 8)
+    assert spec.integer and spec.size == 1000 and spec.decode(np.array([0]))[0] == 1
+    with pytest.raises(ValueError, match="'n'.*no integer"):
+        spec_from_declaration("n", {"bounds": (0.2, 0.8), "resolution": "integer"}, 8)
+    with pytest.raises(ValueError, match="'n'.*resolution must be"):
+        spec_from_declaration("n", {"bounds": (0, 8), "resolution": "fine"}, 8)
+    with pytest.raises(ValueError, match="'n'.*explicit 'edges'"):
+        spec_from_declaration("n", {"edges": [0, 1, 2], "resolution": "integer"}, 8)
+
+
+def test_learned_integer_columns_follow_the_same_rule():
+    import warnings
+    from sklearn_dpsynth.preprocessing import learn_domain
+    frame = pd.DataFrame({"age": np.arange(18, 81), "x": np.linspace(0, 1, 63)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dom = learn_domain(frame, None, n_bins=8, preprocessing="non-private")
+    # a float column reserves a missing code by dtype: 8 bins + 1
+    assert dom["age"].size == 63 and dom["x"].n_values == 8 and dom["x"].missing
+    np.testing.assert_array_equal(dom["age"].decode(dom["age"].encode(frame["age"])),
+                                  frame["age"])
+
+
+# ------------------------------------------------------------ point masses
+def test_points_get_their_own_codes_and_decode_exactly():
+    spec = spec_from_declaration("gain", {"bounds": (0, 1000), "points": [0, 500.5],
+                                          "missing": True}, n_bins=4)
+    assert spec.n_bins == 4 and spec.size == 4 + 2 + 1 and spec.missing_code == 6
+    values = np.array([0.0, 0.1, 500.5, 500.4, 1000.0, np.nan])
+    codes = spec.encode(values)
+    np.testing.assert_array_equal(codes, [4, 0, 5, 2, 3, 6])
+    rng = np.random.default_rng(0)
+    for bin_value in ("midpoint", "uniform"):
+        decoded = spec.decode(codes, rng, bin_value)
+        assert decoded[0] == 0.0 and decoded[2] == 500.5 and np.isnan(decoded[5])
+        np.testing.assert_array_equal(spec.encode(decoded[1:5])[[0, 2, 3]], [0, 2, 3])
+    again = Domain.from_declaration({"gain": spec.to_dict()})["gain"]
+    np.testing.assert_array_equal(again.encode(values), codes)
+
+
+def test_bad_points_name_the_column_and_integer_points_merge():
+    with pytest.raises(ValueError, match="'g'.*within the bounds"):
+        spec_from_declaration("g", {"bounds": (0, 10), "points": [11]}, 4)
+    with pytest.raises(ValueError, match="'g'.*duplicates"):
+        spec_from_declaration("g", {"bounds": (0, 10), "points": [1, 1]}, 4)
+    with pytest.raises(ValueError, match="'g'.*numbers"):
+        spec_from_declaration("g", {"bounds": (0, 10), "points": ["a"]}, 4)
+    # on a per-integer column an integer point already has its own code
+    spec = spec_from_declaration("g", {"bounds": (0, 10), "points": [0]}, 4, integer=True)
+    assert spec.size == 11 and len(spec.points) == 0
+
+
+# ---------------------------------------------------------------- decoding
+def test_bin_value_is_checked_and_uniform_needs_a_generator():
+    spec = spec_from_declaration("x", (0.0, 1.0), n_bins=4)
+    with pytest.raises(ValueError, match="bin_value"):
+        spec.decode(np.array([0]), bin_value="median")
+    with pytest.raises(ValueError, match="random generator"):
+        spec.decode(np.array([0]), bin_value="uniform")
+
+
+def test_uniform_integers_cover_every_integer_of_the_bin_evenly():
+    spec = spec_from_declaration("n", (0, 999), n_bins=10, integer=True)
+    draws = spec.decode(np.zeros(20_000, dtype=np.int64), np.random.default_rng(1), "uniform")
+    counts = np.bincount(draws.astype(int), minlength=100)
+    assert set(np.unique(draws)) == set(range(100))  # the bin [0, 99.9) holds 0..99
+    assert counts.max() < 1.5 * counts.min()
+
+
+# ----------------------------------------------------------------- density
+def test_log_widths_are_widths_integer_counts_or_zero():
+    spec = spec_from_declaration("x", {"bounds": (0.0, 8.0), "points": [2.0],
+                                       "missing": True}, n_bins=4)
+    np.testing.assert_allclose(spec.log_widths, np.log([2, 2, 2, 2, 1, 1]))
+    counts = spec_from_declaration("n", {"bounds": (0, 9), "n_bins": 4}, 4, integer=True)
+    # bins [0, 2.25) [2.25, 4.5) [4.5, 6.75) [6.75, 9]: 3, 2, 2, 3 integers
+    np.testing.assert_allclose(counts.log_widths, np.log([3, 2, 2, 3]))
+    assert spec_from_declaration("n", (0, 9), 4, integer=True).log_widths.tolist() == [0.0] * 10
+    cat = ColumnSpec("c", "categorical", categories=["a", "b"], other=True, missing=True)
+    assert cat.log_widths.tolist() == [0.0, 0.0, 0.0, 0.0]
+    dom = Domain([spec, cat])
+    np.testing.assert_allclose(dom.log_widths(np.array([[0, 1], [4, 3]])), [np.log(2), 0.0])

@@ -13,7 +13,8 @@ from .conftest import MIXED_DOMAIN
 
 
 def test_round_trip_keeps_columns_dtypes_and_bins(mixed_frame):
-    disc = TableDiscretizer(domain={**MIXED_DOMAIN, "member": [False, True]}, n_bins=8)
+    disc = TableDiscretizer(domain={**MIXED_DOMAIN, "member": [False, True]}, n_bins=8,
+                            bin_value="midpoint")
     codes = disc.fit_transform(mixed_frame)
     assert codes.shape == mixed_frame.shape and codes.dtype == np.int64
     back = disc.inverse_transform(codes)
@@ -102,7 +103,7 @@ def test_check_table_errors():
 def test_discretizer_in_a_pipeline_with_a_synthesizer(mixed_frame):
     from sklearn_dpsynth import Domain
     declared = {**MIXED_DOMAIN, "member": [False, True]}
-    domain = Domain.from_declaration(declared, n_bins=8)
+    domain = Domain.from_declaration(declared, n_bins=8, integer_columns=["age"])
     sizes = [domain[column].size for column in mixed_frame.columns]
     pipe = Pipeline([("disc", TableDiscretizer(domain=declared, n_bins=8)),
                      ("synth", IndependentSynthesizer(domain=sizes, random_state=0))])

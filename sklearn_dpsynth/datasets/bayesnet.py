@@ -6,7 +6,8 @@ as numbers (each discrete value is a public bin of a numeric range and rows
 carry a value drawn uniformly inside the bin), the others as string
 categories.  Because the returned public ``domain`` encodes each column
 back to exactly the network's discrete values, the network's
-log-likelihood of a row *is* the log-likelihood on the encoded domain, and
+log-likelihood of a row *is* the log-likelihood on the encoded domain (less
+``log 10`` per numeric column for the density in the frame's units), and
 its entropy is the floor that any model's held-out NLL can reach.
 """
 
@@ -157,12 +158,15 @@ def make_bayesnet(
     -------
     data : sklearn.utils.Bunch
         ``frame`` (DataFrame), ``domain`` (public domain: category lists and
-        ``{"bounds", "n_bins"}`` entries that encode the frame exactly to the
-        network's values), ``network`` (:class:`BayesianNetwork`), ``codes``
-        (the discrete values), ``entropy`` (exact, nats per row, or None if
-        the network is too large to enumerate) and ``log_likelihood`` (a
-        function of a DataFrame with the frame's columns returning the exact
-        per-row log-likelihood of its encoded values).
+        ``{"edges"}`` entries that encode the frame exactly to the network's
+        values), ``network`` (:class:`BayesianNetwork`), ``codes`` (the
+        discrete values), ``entropy`` (exact, nats per row, of the frame's
+        distribution in its own units -- ``network.entropy()`` plus
+        ``log 10`` per numeric column, whose values are uniform over a width
+        of 10 or 10 integers -- or None if the network is too large to
+        enumerate) and ``log_likelihood`` (a function of a DataFrame with the
+        frame's columns returning the exact per-row log-density in the same
+        units, what a synthesizer's ``score_samples`` estimates).
 
     Examples
     --------
@@ -183,12 +187,16 @@ def make_bayesnet(
     network = _random_network(n_features, cardinality, max_parents, concentration, rng)
     codes = network.sample_codes(n_samples, rng)
     frame, domain = _present(codes, network.cardinalities, n_numeric, rng)
-    entropy = (network.entropy() if np.prod(network.cardinalities, dtype=float)
+    from ..domain import Domain
+    public = Domain.from_declaration(domain)
+    # values are uniform inside their bin: the density in the frame's units is
+    # P(values) / width for every numeric column (width 10, or 10 integers)
+    log_width = float(np.log(10.0)) * n_numeric
+    entropy = (network.entropy() + log_width if np.prod(network.cardinalities, dtype=float)
                <= _MAX_ENUMERATION else None)
 
     def log_likelihood(table: pd.DataFrame) -> np.ndarray:
-        from ..domain import Domain
-        return network.log_likelihood_codes(Domain.from_declaration(domain).encode(table))
+        return network.log_likelihood_codes(public.encode(table)) - log_width
 
     return Bunch(frame=frame, domain=domain, network=network, codes=codes, entropy=entropy,
                  log_likelihood=log_likelihood)
@@ -205,7 +213,10 @@ def _present(codes, cards, n_numeric, rng):
             if integer:
                 values = np.floor(values).astype(np.int64)
             columns[name] = values
-            domain[name] = {"bounds": (0.0, width * k), "n_bins": k, "integer": integer}
+            edges = width * np.arange(k + 1.0)
+            if integer:  # the top bin holds the integers 10(k-1)..10k-1
+                edges[-1] -= 1.0
+            domain[name] = {"edges": edges.tolist(), "integer": integer}
         else:
             name = f"c{i}"
             labels = np.array([f"v{v}" for v in range(k)], dtype=object)

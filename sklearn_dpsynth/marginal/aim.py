@@ -69,7 +69,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         aligned with the columns; or one int for all columns.  Undeclared
         columns are learned as ``preprocessing`` says.
     n_bins : int, default=32
-        Uniform bins of numeric columns.
+        Uniform bins of numeric columns; an integer column whose bounds hold at most
+        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
+        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
@@ -79,6 +81,11 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
         Categories kept per learned categorical column (rest -> "other").
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where a sampled numeric value is placed in its bin: a uniform draw
+        within the bin (among its integers for an integer column), or the
+        bin's midpoint.  Per-integer codes and declared ``points`` decode
+        exactly either way.  Post-processing: it costs no budget.
     workload : list, default=None
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
@@ -241,7 +248,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99, workload=None, max_cells=10000,
+                 preprocessing_budget=0.1, max_categories=99,
+                 bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
                  tol=1e-6, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
                  verbose=False, callback=None, random_state=None):
@@ -250,6 +258,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         self.preprocessing = preprocessing
         self.preprocessing_budget = preprocessing_budget
         self.max_categories = max_categories
+        self.bin_value = bin_value
         self.workload = workload
         self.max_cells = max_cells
         self.max_model_size = max_model_size

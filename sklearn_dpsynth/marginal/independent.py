@@ -30,7 +30,9 @@ class IndependentSynthesizer(BaseSynthesizer):
         aligned with the columns; or one int for all columns.  Undeclared
         columns are learned as ``preprocessing`` says.
     n_bins : int, default=32
-        Uniform bins of numeric columns.
+        Uniform bins of numeric columns; an integer column whose bounds hold at most
+        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
+        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
@@ -40,6 +42,11 @@ class IndependentSynthesizer(BaseSynthesizer):
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
         Categories kept per learned categorical column (rest -> "other").
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where a sampled numeric value is placed in its bin: a uniform draw
+        within the bin (among its integers for an integer column), or the
+        bin's midpoint.  Per-integer codes and declared ``points`` decode
+        exactly either way.  Post-processing: it costs no budget.
     pseudocount : float, default=0.5
         Added to every projected count before normalising, so that held-out
         log-likelihoods stay finite (Jeffreys prior).
@@ -96,13 +103,15 @@ class IndependentSynthesizer(BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99, pseudocount=0.5,
+                 preprocessing_budget=0.1, max_categories=99,
+                 bin_value="uniform", pseudocount=0.5,
                  random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
         self.preprocessing_budget = preprocessing_budget
         self.max_categories = max_categories
+        self.bin_value = bin_value
         self.pseudocount = pseudocount
         self.random_state = random_state
 

@@ -71,7 +71,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         aligned with the columns; or one int for all columns.  Undeclared
         columns are learned as ``preprocessing`` says.
     n_bins : int, default=32
-        Uniform bins of numeric columns.
+        Uniform bins of numeric columns; an integer column whose bounds hold at most
+        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
+        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
@@ -81,6 +83,11 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
         Categories kept per learned categorical column (rest -> "other").
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where a sampled numeric value is placed in its bin: a uniform draw
+        within the bin (among its integers for an integer column), or the
+        bin's midpoint.  Per-integer codes and declared ``points`` decode
+        exactly either way.  Post-processing: it costs no budget.
     initial_cliques : list of tuple of column names, default=None
         Marginals always measured in step 4; their columns start connected
         in the spanning tree, which is grown around them.
@@ -222,7 +229,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99, initial_cliques=None,
+                 preprocessing_budget=0.1, max_categories=99,
+                 bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
                  max_iters=1000, tol=1e-4, early_stopping=0.7, random_state=None):
         self.domain = domain
@@ -230,6 +238,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.preprocessing = preprocessing
         self.preprocessing_budget = preprocessing_budget
         self.max_categories = max_categories
+        self.bin_value = bin_value
         self.initial_cliques = initial_cliques
         self.weights = weights
         self.compress = compress

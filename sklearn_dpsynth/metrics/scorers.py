@@ -5,7 +5,7 @@ better) that draws ``len(X)`` rows from the fitted synthesizer with
 ``estimator.sample(len(X), random_state=0)`` and compares them with the
 held-out fold ``X``::
 
-    search = GridSearchCV(MSTSynthesizer(), {"max_cells": [1e4, 1e5]},
+    search = GridSearchCV(MSTSynthesizer(domain=domain), {"n_bins": [8, 16, 32]},
                           scoring=make_fidelity_scorer("workload_error", k=2))
     search.fit(X, epsilon=1.0)
 

@@ -30,13 +30,20 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
     domain : dict, list, int or None, default=None
         Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
     n_bins : int, default=100
-        Uniform bins of numeric columns, as in DP-TBART.
+        Uniform bins of numeric columns, as in DP-TBART; an integer column whose bounds hold at most
+        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
+        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Budget share spent learning undeclared columns.
     max_categories : int, default=99
         Categories kept per learned categorical column.
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where a sampled numeric value is placed in its bin: a uniform draw
+        within the bin (among its integers for an integer column), or the
+        bin's midpoint.  Per-integer codes and declared ``points`` decode
+        exactly either way.  Post-processing: it costs no budget.
     d_model : int, default=64
         Transformer width (divisible by ``n_heads``).
     n_layers : int, default=2
@@ -147,7 +154,8 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
     _parameter_constraints: dict = {**TransformerSynthesizer._parameter_constraints}
 
     def __init__(self, *, domain=None, n_bins=100, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99, d_model=64, n_layers=2,
+                 preprocessing_budget=0.1, max_categories=99,
+                 bin_value="uniform", d_model=64, n_layers=2,
                  n_heads=4, d_ff=None, dropout=0.0, epochs=10.0, batch_size=1024,
                  max_grad_norm=1.0, lr=1e-2, warmup_steps=10, weight_decay=0.0,
                  grad_sample_mode="auto", device="auto", n_threads=1, random_state=None):
@@ -156,6 +164,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         self.preprocessing = preprocessing
         self.preprocessing_budget = preprocessing_budget
         self.max_categories = max_categories
+        self.bin_value = bin_value
         self.d_model = d_model
         self.n_layers = n_layers
         self.n_heads = n_heads

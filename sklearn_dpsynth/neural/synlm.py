@@ -41,13 +41,20 @@ class SynLMSynthesizer(TransformerSynthesizer):
     domain : dict, list, int or None, default=None
         Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
     n_bins : int, default=100
-        Uniform bins of numeric columns.
+        Uniform bins of numeric columns; an integer column whose bounds hold at most
+        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
+        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Budget share spent learning undeclared columns.
     max_categories : int, default=99
         Categories kept per learned categorical column.
+    bin_value : {"uniform", "midpoint"}, default="uniform"
+        Where a sampled numeric value is placed in its bin: a uniform draw
+        within the bin (among its integers for an integer column), or the
+        bin's midpoint.  Per-integer codes and declared ``points`` decode
+        exactly either way.  Post-processing: it costs no budget.
     field_order : {"fixed", "random"}, default="fixed"
         Train on the table's column order only, or on random orders.
     augmult : int, default=1
@@ -153,7 +160,8 @@ class SynLMSynthesizer(TransformerSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=100, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99, field_order="fixed",
+                 preprocessing_budget=0.1, max_categories=99,
+                 bin_value="uniform", field_order="fixed",
                  augmult=1, d_model=64, n_layers=2, n_heads=4, d_ff=None, dropout=0.0,
                  epochs=6.0, batch_size=1024, max_grad_norm=1.0, lr=1e-2,
                  warmup_steps=100, weight_decay=0.01, grad_sample_mode="auto",
@@ -163,6 +171,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
         self.preprocessing = preprocessing
         self.preprocessing_budget = preprocessing_budget
         self.max_categories = max_categories
+        self.bin_value = bin_value
         self.field_order = field_order
         self.augmult = augmult
         self.d_model = d_model
