@@ -8,13 +8,17 @@ from scipy import optimize, stats
 
 from sklearn_dpsynth import BudgetExceededError, PrivacyLedger
 from sklearn_dpsynth.privacy import (
+    LedgerShare,
     epsilon_to_rho,
+    exponential_epsilon,
     exponential_mechanism,
     exponential_rho,
     gaussian_mechanism,
     gaussian_rho,
     gaussian_sigma,
     permute_and_flip,
+    pure_dp_epsilon,
+    pure_dp_rho,
     rdp_to_epsilon,
     rho_to_epsilon,
 )
@@ -68,6 +72,9 @@ def test_mechanism_costs():
     assert gaussian_sigma(0.125, 1.0) == pytest.approx(2.0)
     assert gaussian_rho(gaussian_sigma(0.3, 2.5), 2.5) == pytest.approx(0.3)
     assert exponential_rho(0.4) == pytest.approx(0.02)
+    assert exponential_rho(exponential_epsilon(0.3)) == pytest.approx(0.3)
+    assert pure_dp_rho(0.4) == pytest.approx(0.08)
+    assert pure_dp_rho(pure_dp_epsilon(0.3)) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="sigma"):
         gaussian_rho(0.0)
 
@@ -156,3 +163,98 @@ def test_rdp_entry_composes_with_rho_entries():
 def test_ledger_rejects_bad_budgets(epsilon, delta):
     with pytest.raises(ValueError, match="epsilon|delta"):
         PrivacyLedger(epsilon, delta)
+
+
+# --------------------------------------------------------------- unsorted curves
+def test_unsorted_renyi_orders_give_the_sorted_epsilon():
+    orders = np.concatenate([np.arange(2.0, 12.0), np.geomspace(12, 400, 30).round()])
+    orders = np.unique(orders)
+    curve = 0.002 * orders + 0.001 * np.sqrt(orders)
+    shuffled = np.random.default_rng(0).permutation(len(orders))
+    ledger = PrivacyLedger(1.0, 1e-9)
+    ledger.spend(target="count", mechanism="gaussian", rho=0.001)
+    expected = ledger.epsilon_if(rdp=(orders, curve))
+    assert ledger.epsilon_if(rdp=(orders[shuffled], curve[shuffled])) == expected
+    assert ledger.fits(rdp=(list(orders[::-1]), list(curve[::-1])))
+    entry = ledger.spend(target="sgd", mechanism="curve",
+                         rdp=(orders[shuffled], curve[shuffled]))
+    assert list(entry.rdp_orders) == sorted(orders)
+    assert ledger.spent()[0] == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("rdp", [([2.0, 3.0], [0.1]), ([2.0, 0.5], [0.1, 0.2]),
+                                 ([2.0, 2.0], [0.1, 0.2]), ([2.0, 3.0], [0.1, np.nan]),
+                                 ([3.0, 2.0], [0.1, -1.0]), (np.ones((2, 2)), np.ones((2, 2)))])
+def test_invalid_renyi_curves_are_named(rdp):
+    ledger = PrivacyLedger(1.0, 1e-9)
+    with pytest.raises(ValueError, match="rdp"):
+        ledger.epsilon_if(rdp=rdp)
+    with pytest.raises(ValueError, match="rdp"):
+        ledger.spend(target="x", mechanism="curve", rdp=rdp)
+    assert len(ledger) == 0
+
+
+# ----------------------------------------------------------------------- shares
+def test_share_records_in_the_parent_and_cannot_overspend():
+    ledger = PrivacyLedger(1.0, 1e-6)
+    rng = np.random.default_rng(0)
+    ledger.spend(target="first", mechanism="gaussian", rho=0.001)
+    share = ledger.share(rho=0.004, delta=2e-7, label="domain")
+    assert isinstance(share, LedgerShare)
+    share.gaussian(np.ones(3), sigma=share.sigma_for(0.001), rng=rng, target="a")
+    share.spend(target="b", mechanism="thresholded", rho=0.002, delta=1.5e-7)
+    assert share.rho_remaining() == pytest.approx(0.001)
+    assert share.delta_remaining() == pytest.approx(0.5e-7)
+    with pytest.raises(BudgetExceededError, match="share domain"):
+        share.select(np.arange(3.0), rho=0.0011, rng=rng, target="too much rho")
+    with pytest.raises(BudgetExceededError, match="share domain"):
+        share.spend(target="too much delta", mechanism="thresholded", rho=0.0, delta=1e-7)
+    share.select(np.arange(3.0), rho=share.rho_remaining(), rng=rng, target="c")
+    assert share.rho_remaining() == pytest.approx(0.0, abs=1e-15)
+    ledger.spend(target="last", mechanism="gaussian", rho=ledger.rho_remaining())
+    # the parent shows every entry, in order, and its totals are an exact composition
+    assert [e.target for e in ledger.entries] == ["first", "a", "b", "c", "last"]
+    assert [e.target for e in share.entries] == ["a", "b", "c"]
+    assert share.rho_spent == pytest.approx(0.004, rel=1e-12)
+    assert ledger.rho_spent == pytest.approx(sum(e.rho for e in ledger.entries))
+    assert ledger.spent()[0] == pytest.approx(_independent_epsilon(
+        ledger.rho_spent, 1e-6 - 1.5e-7), rel=1e-7)
+    assert ledger.spent()[0] == pytest.approx(1.0, rel=1e-9)
+    assert list(ledger.summary()["share"]) == ["", "domain", "domain", "domain", ""]
+
+
+def test_share_refuses_what_its_parent_no_longer_has():
+    ledger = PrivacyLedger(1.0, 1e-9)
+    share = ledger.share(rho=0.5 * ledger.rho_budget)
+    ledger.spend(target="parent", mechanism="gaussian", rho=0.8 * ledger.rho_budget)
+    with pytest.raises(BudgetExceededError, match="would exceed the budget epsilon"):
+        share.spend(target="child", mechanism="gaussian", rho=0.3 * ledger.rho_budget)
+    assert share.rho_remaining() == pytest.approx(0.2 * ledger.rho_budget)
+    assert len(share) == 0 and len(ledger) == 1
+    with pytest.raises(BudgetExceededError, match="exceeds what remains"):
+        ledger.share(rho=0.5 * ledger.rho_budget)
+    with pytest.raises(ValueError, match="rho"):
+        ledger.share(rho=-1.0)
+    with pytest.raises(ValueError, match="delta"):
+        ledger.share(rho=0.0, delta=1.0)
+
+
+def test_share_of_a_share():
+    ledger = PrivacyLedger(2.0, 1e-8)
+    outer = ledger.share(rho=0.01, delta=4e-9, label="domain")
+    inner = outer.share(rho=0.004, delta=1e-9, label="age")
+    inner.spend(target="range of 'age'", mechanism="gaussian", rho=0.003, delta=1e-9)
+    with pytest.raises(BudgetExceededError, match="share domain/age"):
+        inner.spend(target="more", mechanism="gaussian", rho=0.002)
+    with pytest.raises(BudgetExceededError, match="exceeds what remains"):
+        outer.share(rho=0.008)
+    outer.spend(target="categories of 'sex'", mechanism="gaussian", rho=0.006)
+    assert outer.rho_remaining() == pytest.approx(0.001)
+    assert inner.rho_remaining() == pytest.approx(0.001)  # limited by the outer share
+    assert outer.rho_spent == pytest.approx(0.009)
+    assert [e.details.get("share") for e in ledger.entries] == ["domain/age", "domain"]
+    assert ledger.rho_spent == pytest.approx(0.009)
+    assert ledger.additive_delta_spent == pytest.approx(1e-9)
+
+
+# ---------------------------------------------------------------------- summary
