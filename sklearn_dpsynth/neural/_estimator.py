@@ -123,11 +123,11 @@ class TransformerSynthesizer(BaseSynthesizer):
 
     def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
                      rng: np.random.Generator) -> None:
+        from ..privacy import spend_dpsgd
         from .calibration import (
             COUNT_BUDGET_SHARE,
             noisy_row_count,
             plan_dpsgd,
-            spend_dpsgd,
             suggest_batch_size,
         )
 
