@@ -8,10 +8,11 @@ import pytest
 
 from sklearn_dpsynth.datasets import make_bayesnet
 from sklearn_dpsynth.marginal import IndependentSynthesizer
-from sklearn_dpsynth.marginal._aim_budget import BudgetSchedule, gaussian_cost, selection_cost
+from sklearn_dpsynth.marginal._aim_budget import BudgetSchedule
 from sklearn_dpsynth.marginal._aim_model import MeasurementBank
 from sklearn_dpsynth.marginal._aim_workload import candidate_weights, default_workload
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+from sklearn_dpsynth.privacy import exponential_rho, gaussian_rho
 
 FAST = {"max_iters": 30, "final_max_iters": 100, "rounds": 20}
 
@@ -67,10 +68,10 @@ def test_final_round_takes_the_remainder():
     assert 10 * schedule.round_cost == pytest.approx(1.0)
     schedule.begin_round(remaining=1.5 * schedule.round_cost)
     assert schedule.final
-    assert gaussian_cost(schedule.sigma) + selection_cost(schedule.epsilon) == pytest.approx(
+    assert gaussian_rho(schedule.sigma) + exponential_rho(schedule.epsilon) == pytest.approx(
         1.5 / 10)
     tiny = BudgetSchedule.start(rho=1.0, rounds=1, n_initial=5)
-    assert 5 * gaussian_cost(tiny.sigma) < 1.0  # rounds raised to leave room
+    assert 5 * gaussian_rho(tiny.sigma) < 1.0  # rounds raised to leave room
 
 
 def test_budget_after_private_domain_learning():

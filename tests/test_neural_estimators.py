@@ -16,11 +16,11 @@ from opacus.accountants import RDPAccountant  # noqa: E402
 
 from sklearn_dpsynth.datasets import make_bayesnet  # noqa: E402
 from sklearn_dpsynth.neural import DPTBARTSynthesizer, SynLMSynthesizer  # noqa: E402
-from sklearn_dpsynth.neural.calibration import DPSGD_MECHANISM  # noqa: E402
 from sklearn_dpsynth.neural.layout import PlainLayout  # noqa: E402
 from sklearn_dpsynth.neural.scoring import log_likelihood_codes  # noqa: E402
 from sklearn_dpsynth.neural.training import TrainingConfig, train_transformer  # noqa: E402
 from sklearn_dpsynth.neural.transformer import TabularTransformer  # noqa: E402
+from sklearn_dpsynth.privacy import DPSGD_MECHANISM  # noqa: E402
 
 SIZES = [2, 3, 2]
 FAST = dict(d_model=16, n_layers=1, n_heads=2, epochs=2, batch_size=64, lr=1e-2)

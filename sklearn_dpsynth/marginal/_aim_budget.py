@@ -1,30 +1,23 @@
 """AIM's budget schedule: noise scales, annealing and the final round.
 
-All costs are zCDP.  A Gaussian measurement of a marginal (L2 sensitivity
-1) with noise ``sigma`` costs ``1 / (2 sigma^2)``; an exponential-mechanism
-selection at ``epsilon`` costs ``epsilon^2 / 8``.  The schedule only decides
-the parameters; the ledger records and enforces every cost.
+All costs are zCDP and come from :mod:`sklearn_dpsynth.privacy`: a
+Gaussian measurement of a marginal (L2 sensitivity 1) with noise ``sigma``
+costs ``1 / (2 sigma^2)`` (:func:`~sklearn_dpsynth.privacy.gaussian_rho`); an
+exponential-mechanism selection at ``epsilon`` costs ``epsilon^2 / 8``
+(:func:`~sklearn_dpsynth.privacy.exponential_rho`).  The schedule only
+decides the parameters; the ledger records and enforces every cost.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from ..privacy import exponential_epsilon, exponential_rho, gaussian_rho, gaussian_sigma
 
 __all__ = ["BudgetSchedule", "GAUSSIAN_SHARE"]
 
 #: Share of each round's budget spent on the measurement (the rest selects).
 GAUSSIAN_SHARE = 0.9
-
-
-def gaussian_cost(sigma: float) -> float:
-    """zCDP cost of a sensitivity-1 Gaussian measurement."""
-    return 1.0 / (2.0 * sigma * sigma)
-
-
-def selection_cost(epsilon: float) -> float:
-    """zCDP cost of an exponential-mechanism selection."""
-    return epsilon * epsilon / 8.0
 
 
 @dataclass
@@ -70,14 +63,19 @@ class BudgetSchedule:
         if not rho > 0:
             raise ValueError(f"there is no budget left to fit AIM (rho={rho!r}).")
         planned = max(int(rounds), int(n_initial) + 2)
-        sigma = math.sqrt(planned / (2.0 * GAUSSIAN_SHARE * rho))
-        epsilon = math.sqrt(8.0 * (1.0 - GAUSSIAN_SHARE) * rho / planned)
+        sigma = gaussian_sigma(GAUSSIAN_SHARE * rho / planned)
+        epsilon = exponential_epsilon((1.0 - GAUSSIAN_SHARE) * rho / planned)
         return cls(sigma, epsilon)
 
     @property
     def round_cost(self) -> float:
         """zCDP cost of one round at the current parameters."""
-        return gaussian_cost(self.sigma) + selection_cost(self.epsilon)
+        return gaussian_rho(self.sigma) + self.selection_rho
+
+    @property
+    def selection_rho(self) -> float:
+        """zCDP cost of a selection at the current ``epsilon``."""
+        return exponential_rho(self.epsilon)
 
     def begin_round(self, remaining: float) -> None:
         """Switch to a final round when ``remaining`` cannot pay two rounds.
@@ -92,8 +90,8 @@ class BudgetSchedule:
         """
         if remaining < 2.0 * self.round_cost:
             self.final = True
-            self.epsilon = math.sqrt(8.0 * (1.0 - GAUSSIAN_SHARE) * remaining)
-            self.sigma = math.sqrt(1.0 / (2.0 * GAUSSIAN_SHARE * remaining))
+            self.epsilon = exponential_epsilon((1.0 - GAUSSIAN_SHARE) * remaining)
+            self.sigma = gaussian_sigma(GAUSSIAN_SHARE * remaining)
 
     def anneal(self) -> None:
         """Halve ``sigma`` and double ``epsilon`` (each costs four times more)."""
@@ -102,5 +100,9 @@ class BudgetSchedule:
 
     @staticmethod
     def sigma_for(rho: float) -> float:
-        """Noise scale of a sensitivity-1 Gaussian measurement costing ``rho``."""
-        return math.sqrt(1.0 / (2.0 * rho))
+        """Noise scale of a sensitivity-1 Gaussian measurement costing ``rho``.
+
+        :func:`~sklearn_dpsynth.privacy.gaussian_sigma`, kept for the caller
+        in ``aim.py``.
+        """
+        return gaussian_sigma(rho)

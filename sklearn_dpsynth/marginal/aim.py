@@ -388,7 +388,7 @@ class _Run:
     def select(self, candidates, schedule: BudgetSchedule, round_: int):
         """Pick a candidate with the exponential mechanism; also return model answers."""
         scores, sensitivity, answers = self.scorer.scores(self.model, candidates, schedule.sigma)
-        rho = schedule.epsilon ** 2 / 8.0
+        rho = schedule.selection_rho
         if schedule.final:
             rho = min(rho, self.ledger.rho_remaining())
         pick = self.ledger.select(scores, rho=rho, rng=self.rng, sensitivity=sensitivity,

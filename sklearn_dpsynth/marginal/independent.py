@@ -121,7 +121,7 @@ class IndependentSynthesizer(BaseSynthesizer):
             raise ValueError(f"pseudocount must be >= 0, got {self.pseudocount}.")
         sizes = self.domain_.sizes
         n_features = len(sizes)
-        sigma = math.sqrt(n_features / (2.0 * ledger.rho_remaining()))
+        sigma = ledger.sigma_for(ledger.rho_remaining(), math.sqrt(n_features))
         noisy = [
             ledger.gaussian(table.counts([j]), sigma=sigma, rng=rng,
                             target=f"1-way marginal of {name!r}", n_cells=sizes[j])

@@ -20,7 +20,8 @@ that import torch on import: :mod:`~sklearn_dpsynth.neural.transformer`,
 :mod:`~sklearn_dpsynth.neural.scoring`; the torch-free ones are
 :mod:`~sklearn_dpsynth.neural.vocabulary`,
 :mod:`~sklearn_dpsynth.neural.layout` and
-:mod:`~sklearn_dpsynth.neural.calibration` (opacus on use).
+:mod:`~sklearn_dpsynth.neural.calibration` (its accounting is in
+:mod:`sklearn_dpsynth.privacy.dpsgd`).
 """
 
 from .dptbart import DPTBARTSynthesizer

@@ -125,11 +125,11 @@ class TransformerSynthesizer(BaseSynthesizer):
 
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
+        from ..privacy import spend_dpsgd
         from .calibration import (
             COUNT_BUDGET_SHARE,
             noisy_row_count,
             plan_dpsgd,
-            spend_dpsgd,
             suggest_batch_size,
         )
 

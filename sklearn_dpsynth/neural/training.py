@@ -6,7 +6,7 @@ per-sample gradients clipped to ``max_grad_norm``, Gaussian noise of
 standard deviation ``noise_multiplier * max_grad_norm`` added to their sum,
 and division by the *expected* batch size.  The privacy cost of a run is
 that of ``steps`` compositions of the Poisson-subsampled Gaussian mechanism;
-it is computed and recorded by :mod:`sklearn_dpsynth.neural.calibration`,
+it is computed and recorded by :mod:`sklearn_dpsynth.privacy.dpsgd`,
 not here.
 
 Two Opacus modes compute the clipped sum (same result up to rounding):

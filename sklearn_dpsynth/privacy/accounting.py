@@ -31,6 +31,8 @@ __all__ = [
     "gaussian_sigma",
     "exponential_rho",
     "exponential_epsilon",
+    "pure_dp_rho",
+    "pure_dp_epsilon",
 ]
 
 
@@ -130,7 +132,7 @@ def epsilon_to_rho(epsilon: float, delta: float) -> float:
     -------
     rho : float
         Solved to a relative precision of about 1e-12 by root finding on
-        :func:`rho_to_epsilon`, which is increasing in ``rho``.
+        :func:`~sklearn_dpsynth.privacy.rho_to_epsilon`, which is increasing in ``rho``.
     """
     _check_delta(delta)
     if not (epsilon > 0) or not math.isfinite(epsilon):
@@ -218,3 +220,42 @@ def exponential_epsilon(rho: float) -> float:
     if not (rho > 0):
         raise ValueError(f"rho must be > 0, got {rho!r}.")
     return math.sqrt(8.0 * rho)
+
+
+def pure_dp_rho(epsilon: float) -> float:
+    """zCDP cost ``epsilon^2 / 2`` of any epsilon-DP mechanism.
+
+    The generic conversion (Bun & Steinke 2016, Prop. 1.4), used for
+    mechanisms without a sharper bound, such as permute-and-flip.
+
+    Parameters
+    ----------
+    epsilon : float
+        Pure-DP parameter of the mechanism, ``> 0``.
+
+    Returns
+    -------
+    rho : float
+    """
+    if not (epsilon > 0):
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    return epsilon**2 / 2.0
+
+
+def pure_dp_epsilon(rho: float) -> float:
+    """Pure-DP parameter ``sqrt(2 rho)`` of a generic epsilon-DP mechanism costing ``rho``.
+
+    The inverse of :func:`~sklearn_dpsynth.privacy.pure_dp_rho`.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget, ``> 0``.
+
+    Returns
+    -------
+    epsilon : float
+    """
+    if not (rho > 0):
+        raise ValueError(f"rho must be > 0, got {rho!r}.")
+    return math.sqrt(2.0 * rho)

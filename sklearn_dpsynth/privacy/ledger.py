@@ -4,7 +4,9 @@ A :class:`PrivacyLedger` is created by ``fit`` with the declared budget
 ``(epsilon, delta)``.  Each mechanism records an entry *before* its output is
 released; an entry that would take the total past the budget raises
 :class:`~sklearn_dpsynth.exceptions.BudgetExceededError` and releases
-nothing.
+nothing.  :meth:`PrivacyLedger.share` hands a part of the budget to a
+sub-task (a :class:`LedgerShare`) that records in the same ledger but cannot
+spend more than its part.
 
 Accounting
 ----------
@@ -15,12 +17,14 @@ only approximately zCDP, e.g. a thresholded histogram over an unknown set of
 categories).  Composition adds Renyi curves order by order and adds the
 additive deltas; the final ``(epsilon, delta)`` is the tight conversion of
 the composed curve at ``delta - sum(additive deltas)``.  With only zCDP
-entries this is exactly ``rho_to_epsilon(sum rho, delta')``.
+entries this is exactly ``rho_to_epsilon(sum rho, delta')``.  Every cost
+formula comes from :mod:`sklearn_dpsynth.privacy.accounting`.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -32,16 +36,60 @@ from .accounting import (
     epsilon_to_rho,
     exponential_epsilon,
     gaussian_rho,
+    gaussian_sigma,
+    pure_dp_epsilon,
     rdp_to_epsilon,
     rho_to_epsilon,
 )
 from .mechanisms import exponential_mechanism, gaussian_mechanism, permute_and_flip
 
-__all__ = ["LedgerEntry", "PrivacyLedger"]
+__all__ = ["LedgerEntry", "LedgerShare", "PrivacyLedger"]
 
 #: Relative slack allowed when checking a total against the budget; it only
 #: absorbs floating-point rounding of sums that are equal on paper.
 _RELATIVE_SLACK = 1e-9
+
+#: A Renyi curve: (orders, values).
+Curve = tuple[Sequence[float], Sequence[float]]
+
+
+def _as_curve(rdp: Curve) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a Renyi curve and return it sorted by order.
+
+    Parameters
+    ----------
+    rdp : (orders, values)
+        Orders, each finite, distinct and ``> 1``, in any order; values
+        ``>= 0`` (``inf`` where unknown).
+
+    Returns
+    -------
+    orders, values : ndarray of float
+        Sorted by increasing order, each value still beside its order.
+    """
+    try:
+        orders, values = rdp
+    except (TypeError, ValueError):
+        raise ValueError("rdp must be a pair (orders, values).") from None
+    orders = np.asarray(orders, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if orders.ndim != 1 or orders.shape != values.shape or orders.size == 0:
+        raise ValueError("rdp: orders and values must be 1-D and of the same, non-zero "
+                         "length.")
+    if not np.all(np.isfinite(orders) & (orders > 1.0)):
+        raise ValueError("rdp: every Renyi order must be finite and > 1.")
+    if np.any(np.isnan(values) | (values < 0)):
+        raise ValueError("rdp: every value must be >= 0 (inf where unknown), not NaN.")
+    by_order = np.argsort(orders, kind="stable")
+    orders, values = orders[by_order], values[by_order]
+    if np.any(np.diff(orders) == 0):
+        raise ValueError("rdp: the Renyi orders must be distinct.")
+    return orders, values
+
+
+def _check_cost(rho: float, delta: float) -> None:
+    if not (math.isfinite(rho) and rho >= 0 and math.isfinite(delta) and delta >= 0):
+        raise ValueError("rho and delta of an entry must be finite and >= 0.")
 
 
 @dataclass(frozen=True)
@@ -88,225 +136,48 @@ class LedgerEntry:
         return values
 
 
-class PrivacyLedger:
-    """Budget and record of every private-data access made during a fit.
+class _Spending(ABC):
+    """The spending API shared by :class:`PrivacyLedger` and :class:`LedgerShare`.
 
-    Parameters
-    ----------
-    epsilon : float
-        Total privacy budget, finite and ``> 0``.
-    delta : float
-        Total delta, in (0, 1).
-
-    Attributes
-    ----------
-    entries : list of LedgerEntry
-        The accesses, in order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-9)
-    >>> rng = np.random.default_rng(0)
-    >>> noisy = ledger.gaussian([10.0, 5.0], sigma=ledger.sigma_for(ledger.rho_remaining()),
-    ...                         rng=rng, target="histogram of 'sex'")
-    >>> eps, delta = ledger.spent()
-    >>> bool(abs(eps - 1.0) < 1e-6)
-    True
+    Subclasses provide ``spend``, ``fits``, ``rho_remaining`` and
+    ``delta_remaining``; the mechanisms and the child budgets are built on
+    them.
     """
 
-    def __init__(self, epsilon: float, delta: float) -> None:
-        if not (isinstance(epsilon, (int, float, np.floating, np.integer))
-                and math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-        if not (isinstance(delta, (int, float, np.floating, np.integer))
-                and 0 < delta < 1):
-            raise ValueError(f"delta must be a number in (0, 1), got {delta!r}.")
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.entries: list[LedgerEntry] = []
+    @abstractmethod
+    def spend(self, *, target: str, mechanism: str, **costs: Any) -> LedgerEntry:
+        """Record an access; raise if it would exceed the budget."""
 
-    # ------------------------------------------------------------------ totals
-    @property
-    def rho_spent(self) -> float:
-        """Sum of the zCDP costs of all entries."""
-        return float(sum(e.rho for e in self.entries))
-
-    @property
-    def additive_delta_spent(self) -> float:
-        """Sum of the additive deltas of approximately-zCDP entries."""
-        return float(sum(e.delta for e in self.entries))
-
-    def _conversion_delta(self, extra_delta: float = 0.0) -> float:
-        return self.delta - self.additive_delta_spent - extra_delta
-
-    @property
-    def rho_budget(self) -> float:
-        """zCDP budget equivalent to ``(epsilon, delta)``.
-
-        Computed at the delta left after additive deltas already spent, and
-        ignoring Renyi-curve entries (see :meth:`rho_remaining`).
-        """
-        return epsilon_to_rho(self.epsilon, self._conversion_delta())
-
-    def rho_remaining(self) -> float:
-        """zCDP budget that can still be spent by zCDP mechanisms.
-
-        Returns
-        -------
-        rho : float
-            Exact when all entries are zCDP; with Renyi-curve entries it is
-            the largest ``rho`` whose addition still fits, found by bisection.
-        """
-        if not any(e.rdp_orders for e in self.entries):
-            return max(self.rho_budget - self.rho_spent, 0.0)
-        lo, hi = 0.0, self.rho_budget
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if self.fits(rho=mid):
-                lo = mid
-            else:
-                hi = mid
-        return lo
-
-    def epsilon_if(
-        self,
-        *,
-        rho: float = 0.0,
-        delta: float = 0.0,
-        rdp: tuple[Sequence[float], Sequence[float]] | None = None,
-    ) -> float:
-        """Epsilon at the ledger's delta if one more entry were added.
-
-        Parameters
-        ----------
-        rho, delta : float
-            zCDP cost and additive delta of the candidate entry.
-        rdp : (orders, values), optional
-            Renyi curve of the candidate entry.
-
-        Returns
-        -------
-        epsilon : float
-            ``inf`` when the deltas alone exhaust the budget's delta.
-        """
-        conv_delta = self._conversion_delta(delta)
-        if conv_delta <= 0:
-            return math.inf
-        total_rho = self.rho_spent + rho
-        curves = [e for e in self.entries if e.rdp_orders]
-        if not curves and rdp is None:
-            return rho_to_epsilon(total_rho, conv_delta)
-        orders = self._common_orders(curves, rdp)
-        values = total_rho * orders
-        for entry in curves:
-            values = values + entry.rdp_at(orders)
-        if rdp is not None:
-            values = values + np.asarray(rdp[1], dtype=float)[
-                np.searchsorted(np.asarray(rdp[0], dtype=float), orders)]
-        return rdp_to_epsilon(orders, values, conv_delta)[0]
-
-    @staticmethod
-    def _common_orders(curves: list[LedgerEntry], rdp) -> np.ndarray:
-        sets = [set(e.rdp_orders) for e in curves]
-        if rdp is not None:
-            sets.append({float(a) for a in rdp[0]})
-        orders = sorted(set.intersection(*sets))
-        if not orders:
-            raise ValueError("Renyi curves in the ledger share no common order.")
-        return np.asarray(orders, dtype=float)
-
+    @abstractmethod
     def fits(self, **candidate: Any) -> bool:
-        """Whether an entry with the given costs would stay within budget.
+        """Whether an entry with the given costs would stay within budget."""
 
-        Parameters
-        ----------
-        **candidate
-            ``rho``, ``delta`` and/or ``rdp`` as in :meth:`epsilon_if`.
+    @abstractmethod
+    def rho_remaining(self) -> float:
+        """zCDP budget that can still be spent."""
 
-        Returns
-        -------
-        bool
-        """
-        return self.epsilon_if(**candidate) <= self.epsilon * (1 + _RELATIVE_SLACK)
-
-    def spent(self) -> tuple[float, float]:
-        """The ``(epsilon, delta)`` guarantee of everything recorded so far.
-
-        Returns
-        -------
-        epsilon : float
-            Never above the budget's epsilon (spending past it raises).
-        delta : float
-            The budget's delta when anything was spent (the conversion uses
-            it in full), else 0.
-        """
-        if not self.entries:
-            return 0.0, 0.0
-        return min(self.epsilon_if(), self.epsilon), self.delta
-
-    # ---------------------------------------------------------------- spending
-    def spend(
-        self,
-        *,
-        target: str,
-        mechanism: str,
-        rho: float = 0.0,
-        delta: float = 0.0,
-        rdp: tuple[Sequence[float], Sequence[float]] | None = None,
-        noise_scale: float | None = None,
-        sensitivity: float | None = None,
-        **details: Any,
-    ) -> LedgerEntry:
-        """Record an access; raise if it would exceed the budget.
-
-        Parameters
-        ----------
-        target : str
-            What is measured.
-        mechanism : str
-            Name of the mechanism.
-        rho : float, default=0.0
-            zCDP cost.
-        delta : float, default=0.0
-            Additive delta (approximate zCDP).
-        rdp : (orders, values), optional
-            Renyi-DP curve for mechanisms not expressed as zCDP.
-        noise_scale, sensitivity : float, optional
-            Shown in the summary.
-        **details
-            Extra information kept in the entry.
-
-        Returns
-        -------
-        entry : LedgerEntry
-
-        Raises
-        ------
-        BudgetExceededError
-            If the total would exceed ``(epsilon, delta)``.
-        """
-        if rho < 0 or delta < 0 or not math.isfinite(rho):
-            raise ValueError("rho and delta of an entry must be finite and >= 0.")
-        if not self.fits(rho=rho, delta=delta, rdp=rdp):
-            raise BudgetExceededError(
-                f"measuring {target} with {mechanism} (rho={rho:.4g}, delta={delta:.3g}) "
-                f"would exceed the budget epsilon={self.epsilon}, delta={self.delta}; "
-                f"already spent epsilon={self.spent()[0]:.6g}."
-            )
-        orders, values = ((), ()) if rdp is None else (
-            tuple(float(a) for a in rdp[0]), tuple(float(v) for v in rdp[1]))
-        entry = LedgerEntry(target=target, mechanism=mechanism, rho=float(rho),
-                            delta=float(delta), noise_scale=noise_scale,
-                            sensitivity=sensitivity, rdp_orders=orders,
-                            rdp_values=values, details=dict(details))
-        self.entries.append(entry)
-        return entry
+    @abstractmethod
+    def delta_remaining(self) -> float:
+        """Additive delta that can still be spent."""
 
     @staticmethod
     def sigma_for(rho: float, sensitivity: float = 1.0) -> float:
-        """Gaussian noise scale that costs exactly ``rho`` at ``sensitivity``."""
-        return sensitivity / math.sqrt(2.0 * rho)
+        """Gaussian noise scale that costs exactly ``rho`` at ``sensitivity``.
+
+        A convenience for :func:`~sklearn_dpsynth.privacy.gaussian_sigma`.
+
+        Parameters
+        ----------
+        rho : float
+            zCDP budget of the measurement, ``> 0``.
+        sensitivity : float, default=1.0
+            L2 sensitivity of the released vector.
+
+        Returns
+        -------
+        sigma : float
+        """
+        return gaussian_sigma(rho, sensitivity)
 
     def gaussian(
         self,
@@ -370,9 +241,11 @@ class PrivacyLedger:
         sensitivity : float, default=1.0
             Sensitivity of the scores.
         method : {"exponential", "permute-and-flip"}, default="exponential"
-            The exponential mechanism runs at ``epsilon = sqrt(8 rho)``;
-            permute-and-flip at ``epsilon = sqrt(2 rho)`` (generic pure-DP to
-            zCDP conversion).
+            The exponential mechanism runs at ``epsilon = sqrt(8 rho)``
+            (:func:`~sklearn_dpsynth.privacy.exponential_epsilon`);
+            permute-and-flip at ``epsilon = sqrt(2 rho)``
+            (:func:`~sklearn_dpsynth.privacy.pure_dp_epsilon`, the generic
+            pure-DP to zCDP conversion).
         **details
             Extra information kept in the entry.
 
@@ -384,7 +257,7 @@ class PrivacyLedger:
             epsilon = exponential_epsilon(rho)
             chooser: Callable = exponential_mechanism
         elif method == "permute-and-flip":
-            epsilon = math.sqrt(2.0 * rho)
+            epsilon = pure_dp_epsilon(rho)
             chooser = permute_and_flip
         else:
             raise ValueError(
@@ -393,31 +266,338 @@ class PrivacyLedger:
                    sensitivity=sensitivity, n_candidates=int(np.size(scores)), **details)
         return chooser(scores, epsilon, rng, sensitivity=sensitivity)
 
+    def share(self, rho: float, delta: float = 0.0, *, label: str = "") -> "LedgerShare":
+        """A part of the remaining budget for a sub-task, recorded here.
+
+        Parameters
+        ----------
+        rho : float
+            zCDP budget of the share, finite and ``>= 0``.
+        delta : float, default=0.0
+            Additive delta the share may spend, in [0, 1).
+        label : str, default=""
+            Shown in the ``share`` column of
+            :meth:`~sklearn_dpsynth.PrivacyLedger.summary`
+            (``"outer/inner"`` for a share of a share).
+
+        Returns
+        -------
+        LedgerShare
+
+        Raises
+        ------
+        BudgetExceededError
+            If spending the whole share now would exceed this budget.
+        """
+        return LedgerShare(self, rho, delta, label=label)
+
+
+class PrivacyLedger(_Spending):
+    """Budget and record of every private-data access made during a fit.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy budget, finite and ``> 0``.
+    delta : float
+        Total delta, in (0, 1).
+
+    Attributes
+    ----------
+    entries : list of LedgerEntry
+        The accesses, in order (those made through shares included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-9)
+    >>> rng = np.random.default_rng(0)
+    >>> domain = ledger.share(rho=0.1 * ledger.rho_remaining(), label="domain")
+    >>> _ = domain.gaussian([3.0, 4.0], sigma=domain.sigma_for(domain.rho_remaining()),
+    ...                     rng=rng, target="histogram of 'age'")
+    >>> noisy = ledger.gaussian([10.0, 5.0], sigma=ledger.sigma_for(ledger.rho_remaining()),
+    ...                         rng=rng, target="histogram of 'sex'")
+    >>> eps, delta = ledger.spent()
+    >>> bool(abs(eps - 1.0) < 1e-6)
+    True
+    >>> list(ledger.summary()["share"])
+    ['domain', '']
+    """
+
+    def __init__(self, epsilon: float, delta: float) -> None:
+        if not (isinstance(epsilon, (int, float, np.floating, np.integer))
+                and math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+        if not (isinstance(delta, (int, float, np.floating, np.integer))
+                and 0 < delta < 1):
+            raise ValueError(f"delta must be a number in (0, 1), got {delta!r}.")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.entries: list[LedgerEntry] = []
+
+    # ------------------------------------------------------------------ totals
+    @property
+    def rho_spent(self) -> float:
+        """Sum of the zCDP costs of all entries."""
+        return float(sum(e.rho for e in self.entries))
+
+    @property
+    def additive_delta_spent(self) -> float:
+        """Sum of the additive deltas of approximately-zCDP entries."""
+        return float(sum(e.delta for e in self.entries))
+
+    def _conversion_delta(self, extra_delta: float = 0.0) -> float:
+        return self.delta - self.additive_delta_spent - extra_delta
+
+    @property
+    def rho_budget(self) -> float:
+        """zCDP budget equivalent to ``(epsilon, delta)``.
+
+        Computed at the delta left after additive deltas already spent, and
+        ignoring Renyi-curve entries (see
+        :meth:`~sklearn_dpsynth.PrivacyLedger.rho_remaining`).
+        """
+        return epsilon_to_rho(self.epsilon, self._conversion_delta())
+
+    def rho_remaining(self) -> float:
+        """zCDP budget that can still be spent by zCDP mechanisms.
+
+        Returns
+        -------
+        rho : float
+            Exact when all entries are zCDP; with Renyi-curve entries it is
+            the largest ``rho`` whose addition still fits, found by bisection.
+        """
+        if not any(e.rdp_orders for e in self.entries):
+            return max(self.rho_budget - self.rho_spent, 0.0)
+        lo, hi = 0.0, self.rho_budget
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if self.fits(rho=mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def delta_remaining(self) -> float:
+        """Additive delta that one more entry could still carry.
+
+        Returns
+        -------
+        delta : float
+            The largest additive delta whose entry (with no other cost) still
+            fits, found by bisection: less than ``delta`` minus the additive
+            deltas spent, since the conversion of the rest needs some delta.
+        """
+        lo, hi = 0.0, max(self._conversion_delta(), 0.0)
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if self.fits(delta=mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def epsilon_if(
+        self,
+        *,
+        rho: float = 0.0,
+        delta: float = 0.0,
+        rdp: Curve | None = None,
+    ) -> float:
+        """Epsilon at the ledger's delta if one more entry were added.
+
+        Parameters
+        ----------
+        rho, delta : float
+            zCDP cost and additive delta of the candidate entry.
+        rdp : (orders, values), optional
+            Renyi curve of the candidate entry; the orders may come in any
+            order (they are sorted with their values).
+
+        Returns
+        -------
+        epsilon : float
+            ``inf`` when the deltas alone exhaust the budget's delta.
+
+        Raises
+        ------
+        ValueError
+            If ``rdp`` is not a valid curve (the message names ``rdp``).
+        """
+        curve = None if rdp is None else _as_curve(rdp)
+        conv_delta = self._conversion_delta(delta)
+        if conv_delta <= 0:
+            return math.inf
+        total_rho = self.rho_spent + rho
+        curves = [e for e in self.entries if e.rdp_orders]
+        if not curves and curve is None:
+            return rho_to_epsilon(total_rho, conv_delta)
+        orders = self._common_orders(curves, curve)
+        values = total_rho * orders
+        for entry in curves:
+            values = values + entry.rdp_at(orders)
+        if curve is not None:
+            values = values + curve[1][np.searchsorted(curve[0], orders)]
+        return rdp_to_epsilon(orders, values, conv_delta)[0]
+
+    @staticmethod
+    def _common_orders(curves: list[LedgerEntry], curve) -> np.ndarray:
+        sets = [set(e.rdp_orders) for e in curves]
+        if curve is not None:
+            sets.append({float(a) for a in curve[0]})
+        orders = sorted(set.intersection(*sets))
+        if not orders:
+            raise ValueError("Renyi curves in the ledger share no common order.")
+        return np.asarray(orders, dtype=float)
+
+    def fits(self, **candidate: Any) -> bool:
+        """Whether an entry with the given costs would stay within budget.
+
+        Parameters
+        ----------
+        **candidate
+            ``rho``, ``delta`` and/or ``rdp`` as in
+            :meth:`~sklearn_dpsynth.PrivacyLedger.epsilon_if`.
+
+        Returns
+        -------
+        bool
+        """
+        return self.epsilon_if(**candidate) <= self.epsilon * (1 + _RELATIVE_SLACK)
+
+    def spent(self) -> tuple[float, float]:
+        """The ``(epsilon, delta)`` guarantee of everything recorded so far.
+
+        Returns
+        -------
+        epsilon : float
+            Never above the budget's epsilon (spending past it raises).
+        delta : float
+            The budget's delta when anything was spent (the conversion uses
+            it in full), else 0.
+        """
+        if not self.entries:
+            return 0.0, 0.0
+        return min(self.epsilon_if(), self.epsilon), self.delta
+
+    # ---------------------------------------------------------------- spending
+    def spend(
+        self,
+        *,
+        target: str,
+        mechanism: str,
+        rho: float = 0.0,
+        delta: float = 0.0,
+        rdp: Curve | None = None,
+        noise_scale: float | None = None,
+        sensitivity: float | None = None,
+        **details: Any,
+    ) -> LedgerEntry:
+        """Record an access; raise if it would exceed the budget.
+
+        Parameters
+        ----------
+        target : str
+            What is measured.
+        mechanism : str
+            Name of the mechanism.
+        rho : float, default=0.0
+            zCDP cost.
+        delta : float, default=0.0
+            Additive delta (approximate zCDP).
+        rdp : (orders, values), optional
+            Renyi-DP curve for mechanisms not expressed as zCDP; stored
+            sorted by order.
+        noise_scale, sensitivity : float, optional
+            Shown in the summary.
+        **details
+            Extra information kept in the entry.
+
+        Returns
+        -------
+        entry : LedgerEntry
+
+        Raises
+        ------
+        BudgetExceededError
+            If the total would exceed ``(epsilon, delta)``.
+        """
+        _check_cost(rho, delta)
+        curve = None if rdp is None else _as_curve(rdp)
+        if not self.fits(rho=rho, delta=delta, rdp=curve):
+            raise BudgetExceededError(
+                f"measuring {target} with {mechanism} (rho={rho:.4g}, delta={delta:.3g}) "
+                f"would exceed the budget epsilon={self.epsilon}, delta={self.delta}; "
+                f"already spent epsilon={self.spent()[0]:.6g}."
+            )
+        orders, values = ((), ()) if curve is None else (
+            tuple(float(a) for a in curve[0]), tuple(float(v) for v in curve[1]))
+        entry = LedgerEntry(target=target, mechanism=mechanism, rho=float(rho),
+                            delta=float(delta), noise_scale=noise_scale,
+                            sensitivity=sensitivity, rdp_orders=orders,
+                            rdp_values=values, details=dict(details))
+        self.entries.append(entry)
+        return entry
+
     # ----------------------------------------------------------------- display
+    def _entry_epsilon(self, entry: LedgerEntry) -> tuple[float, float]:
+        """The entry's own epsilon at the ledger's delta, and the Renyi order attaining it."""
+        conv_delta = self.delta - entry.delta
+        if conv_delta <= 0:
+            return math.inf, math.nan
+        if entry.rdp_orders:
+            orders = np.asarray(entry.rdp_orders, dtype=float)
+            return rdp_to_epsilon(orders, entry.rdp_at(orders), conv_delta)
+        return rho_to_epsilon(entry.rho, conv_delta), math.nan
+
     def summary(self) -> pd.DataFrame:
-        """One row per entry with its cost, plus the running epsilon.
+        """One row per entry: its own cost, then the guarantee of everything so far.
 
         Returns
         -------
         table : pandas.DataFrame
-            Columns ``target, mechanism, noise_scale, sensitivity, rho,
-            delta, cumulative_epsilon``.
+            One row per entry, in order, with the columns
+
+            * ``target``, ``mechanism``, ``share`` (the label of the
+              :class:`~sklearn_dpsynth.privacy.LedgerShare` it was spent through, ``""`` if none),
+              ``noise_scale``, ``sensitivity``;
+            * ``rho``: the entry's zCDP cost (NaN for an entry given only
+              by a Renyi curve, e.g. DP-SGD, which is not zCDP);
+            * ``epsilon``: the entry's own epsilon, as if it were alone,
+              at the ledger's delta (its additive delta included);
+            * ``order``: for Renyi-curve entries, the order attaining that
+              epsilon (NaN otherwise);
+            * ``delta``: the entry's additive delta (0 for exact zCDP and
+              Renyi-DP mechanisms);
+            * ``cumulative_epsilon``, ``cumulative_delta``: the
+              ``(epsilon, delta)`` guarantee of this entry and all before
+              it, composed exactly as
+              :meth:`~sklearn_dpsynth.PrivacyLedger.spent` does.  The delta is the
+              ledger's: the additive deltas so far plus the delta the
+              conversion of the composed Renyi curve uses.
         """
         rows = []
         running = PrivacyLedger(self.epsilon, self.delta)
         for entry in self.entries:
             running.entries.append(entry)
+            own_epsilon, order = self._entry_epsilon(entry)
+            curve_only = bool(entry.rdp_orders) and entry.rho == 0
             rows.append({
                 "target": entry.target,
                 "mechanism": entry.mechanism,
+                "share": entry.details.get("share", ""),
                 "noise_scale": entry.noise_scale,
                 "sensitivity": entry.sensitivity,
-                "rho": entry.rho,
+                "rho": math.nan if curve_only else entry.rho,
+                "epsilon": own_epsilon,
+                "order": order,
                 "delta": entry.delta,
                 "cumulative_epsilon": running.epsilon_if(),
+                "cumulative_delta": running.delta,
             })
-        columns = ["target", "mechanism", "noise_scale", "sensitivity", "rho", "delta",
-                   "cumulative_epsilon"]
+        columns = ["target", "mechanism", "share", "noise_scale", "sensitivity", "rho",
+                   "epsilon", "order", "delta", "cumulative_epsilon", "cumulative_delta"]
         return pd.DataFrame(rows, columns=columns)
 
     def __len__(self) -> int:
@@ -428,3 +608,197 @@ class PrivacyLedger:
         return (f"PrivacyLedger(budget=(epsilon={self.epsilon:g}, delta={self.delta:g}), "
                 f"spent epsilon={eps:.6g} in {len(self.entries)} entries, "
                 f"rho={self.rho_spent:.6g})")
+
+
+class LedgerShare(_Spending):
+    """A part ``(rho, delta)`` of a budget, spent through its parent.
+
+    Created by :meth:`~sklearn_dpsynth.PrivacyLedger.share` (or
+    :meth:`~sklearn_dpsynth.privacy.LedgerShare.share`).
+    It has the ledger's spending API; every entry is recorded in the parent,
+    so the root ledger's ``entries`` and ``summary()`` show it in order.  A
+    spend raises :class:`~sklearn_dpsynth.BudgetExceededError`
+    and records nothing when it would take the share past its ``rho`` or
+    its ``delta``, or the parent past its own budget.
+
+    A Renyi-curve entry (e.g. DP-SGD) counts against the share's ``rho`` as
+    the ``rho`` whose zCDP conversion gives the same epsilon, alone, at the
+    ledger's delta.  This only divides the budget between sub-tasks: the
+    guarantee is the root ledger's, which composes the curve itself, order
+    by order.
+
+    Parameters
+    ----------
+    parent : PrivacyLedger or LedgerShare
+        The budget this share is taken from.
+    rho : float
+        zCDP budget of the share, finite and ``>= 0``.
+    delta : float, default=0.0
+        Additive delta the share may spend, in [0, 1).
+    label : str, default=""
+        Name of the share in the summary.
+
+    Attributes
+    ----------
+    entries : list of LedgerEntry
+        The entries spent through this share (and its own shares), in order.
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-9)
+    >>> budget = ledger.share(rho=0.001, delta=5e-10, label="domain")
+    >>> _ = budget.spend(target="categories of 'sex'", mechanism="thresholded",
+    ...                  rho=0.0006, delta=2e-10)
+    >>> round(budget.rho_remaining(), 6), [e.target for e in ledger.entries]
+    (0.0004, ["categories of 'sex'"])
+    """
+
+    def __init__(self, parent: PrivacyLedger | LedgerShare, rho: float,
+                 delta: float = 0.0, *, label: str = "") -> None:
+        if not (isinstance(rho, (int, float, np.floating, np.integer))
+                and math.isfinite(rho) and rho >= 0):
+            raise ValueError(f"rho of a budget share must be finite and >= 0, got {rho!r}.")
+        if not (isinstance(delta, (int, float, np.floating, np.integer)) and 0 <= delta < 1):
+            raise ValueError(f"delta of a budget share must lie in [0, 1), got {delta!r}.")
+        if not parent.fits(rho=float(rho), delta=float(delta)):
+            raise BudgetExceededError(
+                f"a budget share of rho={rho:.4g}, delta={delta:.3g} exceeds what remains "
+                "of its parent's budget.")
+        self.parent = parent
+        self.rho = float(rho)
+        self.delta = float(delta)
+        self.label = str(label)
+        parent_label = getattr(parent, "path", "")
+        self.path = "/".join(part for part in (parent_label, self.label) if part)
+        self.entries: list[LedgerEntry] = []
+        self._charges: list[float] = []
+
+    @property
+    def rho_spent(self) -> float:
+        """zCDP charged to this share so far (curves at their linear bound)."""
+        return float(sum(self._charges))
+
+    @property
+    def delta_spent(self) -> float:
+        """Additive delta spent through this share so far."""
+        return float(sum(e.delta for e in self.entries))
+
+    def rho_remaining(self) -> float:
+        """zCDP budget left: the share's own rest, at most what the parent has left.
+
+        Returns
+        -------
+        rho : float
+        """
+        return max(min(self.rho - self.rho_spent, self.parent.rho_remaining()), 0.0)
+
+    def delta_remaining(self) -> float:
+        """Additive delta left: the share's own rest, at most what the parent allows.
+
+        Returns
+        -------
+        delta : float
+        """
+        return max(min(self.delta - self.delta_spent, self.parent.delta_remaining()), 0.0)
+
+    @property
+    def root(self) -> PrivacyLedger:
+        """The ledger at the top of the chain of shares."""
+        parent = self.parent
+        while isinstance(parent, LedgerShare):
+            parent = parent.parent
+        return parent
+
+    def _charge(self, rho: float, curve: tuple[np.ndarray, np.ndarray] | None) -> float:
+        """What an entry counts against the share: its rho, or a curve's equivalent rho."""
+        if curve is None:
+            return float(rho)
+        delta = self.root.delta
+        epsilon = rdp_to_epsilon(curve[0], curve[1] + rho * curve[0], delta)[0]
+        return epsilon_to_rho(epsilon, delta) if epsilon > 0 else 0.0
+
+    def _within_share(self, charge: float, delta: float) -> bool:
+        slack = 1.0 + _RELATIVE_SLACK
+        return (self.rho_spent + charge <= self.rho * slack
+                and self.delta_spent + delta <= self.delta * slack)
+
+    def fits(self, *, rho: float = 0.0, delta: float = 0.0, rdp: Curve | None = None) -> bool:
+        """Whether an entry with these costs fits in the share and in its parent.
+
+        Parameters
+        ----------
+        rho, delta : float, default=0.0
+            zCDP cost and additive delta of the candidate entry.
+        rdp : (orders, values), optional
+            Renyi curve of the candidate entry.
+
+        Returns
+        -------
+        bool
+        """
+        curve = None if rdp is None else _as_curve(rdp)
+        return (self._within_share(self._charge(rho, curve), delta)
+                and self.parent.fits(rho=rho, delta=delta, rdp=curve))
+
+    def spend(
+        self,
+        *,
+        target: str,
+        mechanism: str,
+        rho: float = 0.0,
+        delta: float = 0.0,
+        rdp: Curve | None = None,
+        noise_scale: float | None = None,
+        sensitivity: float | None = None,
+        **details: Any,
+    ) -> LedgerEntry:
+        """Record an access in the parent; raise if it would exceed the share.
+
+        Parameters
+        ----------
+        target, mechanism : str
+            What is measured and how.
+        rho, delta : float, default=0.0
+            zCDP cost and additive delta.
+        rdp : (orders, values), optional
+            Renyi-DP curve (see the class docstring for how it is charged).
+        noise_scale, sensitivity : float, optional
+            Shown in the summary.
+        **details
+            Extra information kept in the entry (with ``share``: the label).
+
+        Returns
+        -------
+        entry : LedgerEntry
+
+        Raises
+        ------
+        BudgetExceededError
+            If the entry would take the share past ``(rho, delta)``, or the
+            parent past its budget.
+        """
+        _check_cost(rho, delta)
+        curve = None if rdp is None else _as_curve(rdp)
+        charge = self._charge(rho, curve)
+        if not self._within_share(charge, delta):
+            raise BudgetExceededError(
+                f"measuring {target} with {mechanism} (rho={charge:.4g}, delta={delta:.3g}) "
+                f"would exceed the budget share {self.path or '(unnamed)'} of "
+                f"rho={self.rho:.4g}, delta={self.delta:.3g}; already spent "
+                f"rho={self.rho_spent:.4g}, delta={self.delta_spent:.3g}.")
+        if self.path:
+            details.setdefault("share", self.path)
+        entry = self.parent.spend(target=target, mechanism=mechanism, rho=rho, delta=delta,
+                                  rdp=curve, noise_scale=noise_scale,
+                                  sensitivity=sensitivity, **details)
+        self.entries.append(entry)
+        self._charges.append(charge)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return (f"LedgerShare({self.path or '(unnamed)'}: rho={self.rho:g}, "
+                f"delta={self.delta:g}; spent rho={self.rho_spent:.6g}, "
+                f"delta={self.delta_spent:.3g} in {len(self.entries)} entries)")
