@@ -40,8 +40,8 @@ def learn(frame: pd.DataFrame, epsilon: float, delta: float, share: float, seed:
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        domain = learn_domain(frame, None, n_bins=32, ledger=ledger, rng=rng,
-                              rho=share * ledger.rho_budget, delta=share * delta)
+        domain = learn_domain(frame, None, n_bins=32, rng=rng,
+                              budget=ledger.share(share * ledger.rho_budget, share * delta))
     return domain
 
 

@@ -99,8 +99,9 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         share = self.preprocessing_budget
         self.domain_ = learn_domain(
             frame, self._declared_domain(form), n_bins=self.n_bins,
-            preprocessing=self.preprocessing, ledger=ledger, rng=rng,
-            rho=share * ledger.rho_budget, delta=share * delta,
+            preprocessing=self.preprocessing, rng=rng,
+            budget=ledger.share(share * ledger.rho_budget, share * delta,
+                                label="domain learning"),
             max_categories=self.max_categories)
         table = encode_table(frame, self.domain_)
         public = (None if public_frame is None
@@ -108,7 +109,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._fit_encoded(table, ledger, rng, public)
         self.privacy_ledger_ = ledger
         self._form = form
-        self._sampling_rng = np.random.default_rng(rng.integers(0, 2**63 - 1))
+        self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
 
@@ -144,6 +145,19 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             raise ValueError(f"public_data must have the {len(form.columns)} columns of X, "
                              f"got {frame.shape[1]}.")
         return frame.set_axis(form.columns, axis=1)
+
+    def _new_sampling_rng(self, noise_rng: np.random.Generator) -> np.random.Generator:
+        """The generator that ``sample`` continues, kept in the fitted model.
+
+        Without a seed it draws fresh OS entropy, independent of the
+        generator that drew the privacy noise: the fitted model (and its
+        pickle) then holds no state from which that noise could be
+        recovered.  With a seed it is derived from the noise generator, so a
+        fixed seed reproduces fits and samples (and must stay secret).
+        """
+        if self.random_state is None:
+            return np.random.default_rng()
+        return np.random.default_rng(noise_rng.integers(0, 2**63 - 1))
 
     def _declared_domain(self, form: InputForm) -> dict:
         """The ``domain`` hyperparameter as ``{column: entry}``."""

@@ -64,7 +64,7 @@ from scipy.stats import norm
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 from .exceptions import DomainInferenceWarning, PrivacyWarning
-from .privacy import PrivacyLedger
+from .privacy import LedgerShare, gaussian_rho
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 
@@ -150,27 +150,27 @@ class _Budget:
     each categorical column also spends ``delta_per_categorical``.
     """
 
-    ledger: PrivacyLedger
+    share: LedgerShare
     rng: np.random.Generator
     rho_per_column: float
     delta_per_categorical: float
 
     @property
     def sigma(self) -> float:
-        return self.ledger.sigma_for(self.rho_per_column)
+        return self.share.sigma_for(self.rho_per_column)
 
     def noisy_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
         """Gaussian noise of scale ``sigma`` on every count (sensitivity 1)."""
-        return self.ledger.gaussian(counts, sigma=self.sigma, rng=self.rng, target=target,
+        return self.share.gaussian(counts, sigma=self.sigma, rng=self.rng, target=target,
                                     n_cells=counts.size)
 
     def thresholded_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
         """Indices of the counts whose noisy value clears the selection threshold."""
         sigma, delta = self.sigma, self.delta_per_categorical
         threshold = 1.0 + sigma * norm.isf(delta)
-        self.ledger.spend(target=target, mechanism="thresholded gaussian histogram",
-                          rho=0.5 / sigma**2, delta=delta, noise_scale=sigma,
-                          sensitivity=1.0, threshold=threshold)
+        self.share.spend(target=target, mechanism="thresholded gaussian histogram",
+                         rho=gaussian_rho(sigma), delta=delta, noise_scale=sigma,
+                         sensitivity=1.0, threshold=threshold)
         noisy = counts + self.rng.normal(0.0, sigma, size=counts.size)
         keep = np.flatnonzero(noisy > threshold)
         return keep[np.argsort(-noisy[keep], kind="stable")]
@@ -333,10 +333,8 @@ def learn_domain(
     *,
     n_bins: int = 32,
     preprocessing: str = "private",
-    ledger: PrivacyLedger | None = None,
+    budget: LedgerShare | None = None,
     rng: np.random.Generator | None = None,
-    rho: float = 0.0,
-    delta: float = 0.0,
     max_categories: int = 99,
 ) -> Domain:
     """Complete a (possibly partial) declared domain for the columns of ``frame``.
@@ -352,14 +350,13 @@ def learn_domain(
         Uniform bins for numeric columns.
     preprocessing : {"private", "non-private"}, default="private"
         How undeclared columns are learned.
-    ledger : PrivacyLedger, optional
-        Required when a column is learned privately.
+    budget : LedgerShare, optional
+        The share of the privacy budget (``ledger.share(rho, delta)``) that
+        learning undeclared columns may spend: its ``rho`` is split evenly
+        over them and its ``delta`` over the categorical ones.  Required
+        when a column is learned privately; it cannot be overspent.
     rng : numpy.random.Generator, optional
         Noise source for private learning.
-    rho : float, default=0.0
-        zCDP budget for all privately learned columns together.
-    delta : float, default=0.0
-        Additive delta for all thresholded category histograms together.
     max_categories : int, default=99
         Categories kept per learned column; the rest merge into "other".
 
@@ -391,14 +388,15 @@ def learn_domain(
         for name in todo:
             specs[name] = _nonprivate_spec(name, frame[name], n_bins, max_categories)
     elif todo:
-        if ledger is None or rng is None or rho <= 0 or delta <= 0:
+        if budget is None or rng is None or budget.rho <= 0 or budget.delta <= 0:
             raise ValueError(
                 f"columns {todo} have no declared domain: declare them with domain=, "
                 "give a privacy budget to learn them, or set preprocessing='non-private'.")
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
-        budget = _Budget(ledger, rng, rho / len(todo), delta / max(n_categorical, 1))
-        learned, no_signal = _learn_privately(frame, todo, budget, n_bins, max_categories)
+        spender = _Budget(budget, rng, budget.rho / len(todo),
+                          budget.delta / max(n_categorical, 1))
+        learned, no_signal = _learn_privately(frame, todo, spender, n_bins, max_categories)
         specs.update(learned)
         if no_signal:
-            _warn_no_signal(no_signal, budget)
+            _warn_no_signal(no_signal, spender)
     return Domain([specs[name] for name in frame.columns])

@@ -147,9 +147,10 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
             ledger = PrivacyLedger(epsilon, delta)
         self.domain_ = learn_domain(
             frame, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
-            ledger=ledger, rng=noise_rng,
-            rho=0.0 if ledger is None else epsilon_to_rho(ledger.epsilon, ledger.delta / 2),
-            delta=0.0 if ledger is None else ledger.delta / 2,
+            rng=noise_rng,
+            budget=None if ledger is None else ledger.share(
+                epsilon_to_rho(ledger.epsilon, ledger.delta / 2), ledger.delta / 2,
+                label="domain learning"),
             max_categories=self.max_categories)
         self.privacy_ledger_ = ledger if ledger is not None and len(ledger) else None
         # The generator that drew the noise is not kept: its state would let the

@@ -54,8 +54,7 @@ def test_private_bounds_cover_the_bulk_of_the_data():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"x": rng.normal(1000, 100, 20_000)})
     ledger = PrivacyLedger(1.0, 1e-9)
-    domain = learn_domain(frame, None, ledger=ledger, rng=rng, rho=ledger.rho_budget / 2,
-                          delta=1e-10)
+    domain = learn_domain(frame, None, rng=rng, budget=ledger.share(ledger.rho_budget / 2, 1e-10))
     low, high = domain["x"].edges[[0, -1]]
     assert low <= np.quantile(frame["x"], 0.01) and high >= np.quantile(frame["x"], 0.99)
     assert low >= 100 and high <= 5000
@@ -68,8 +67,7 @@ def test_private_categories_drop_rare_values_into_other():
     values = np.concatenate([rng.choice(["a", "b"], 20_000), ["rare"] * 3])
     frame = pd.DataFrame({"c": values})
     ledger = PrivacyLedger(1.0, 1e-9)
-    domain = learn_domain(frame, None, ledger=ledger, rng=rng, rho=ledger.rho_budget / 2,
-                          delta=5e-10)
+    domain = learn_domain(frame, None, rng=rng, budget=ledger.share(ledger.rho_budget / 2, 5e-10))
     spec = domain["c"]
     assert spec.categories == ["a", "b"] and spec.other
     assert spec.encode(np.array(["rare"], dtype=object))[0] == spec.other_code
@@ -86,8 +84,8 @@ def test_non_private_keeps_top_categories():
 def test_learned_columns_reserve_missing_codes_by_dtype():
     frame = pd.DataFrame({"i": np.arange(100), "f": np.arange(100.0)})
     ledger = PrivacyLedger(1.0, 1e-9)
-    domain = learn_domain(frame, None, ledger=ledger, rng=np.random.default_rng(0),
-                          rho=ledger.rho_budget / 2, delta=1e-10)
+    domain = learn_domain(frame, None, rng=np.random.default_rng(0),
+                          budget=ledger.share(ledger.rho_budget / 2, 1e-10))
     assert not domain["i"].missing and domain["f"].missing
 
 

@@ -177,9 +177,8 @@ def test_learned_bounds_overlap_the_truth_over_many_noise_draws():
         ledger = PrivacyLedger(1.0, 1e-9)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DomainInferenceWarning)
-            domain = learn_domain(frame[["age"]], None, ledger=ledger,
-                                  rng=np.random.default_rng(seed), rho=ledger_budget,
-                                  delta=1e-10)
+            domain = learn_domain(frame[["age"]], None, rng=np.random.default_rng(seed),
+                                  budget=ledger.share(ledger_budget, 1e-10))
         low, high = domain["age"].edges[[0, -1]]
         assert low <= 32 and high >= 60, (seed, low, high)  # the decade block [10, 100)
 
@@ -190,8 +189,8 @@ def test_bounds_from_a_block_when_no_single_cell_has_signal():
     frame = pd.DataFrame({"age": np.linspace(10, 99, 1000)})
     ledger = PrivacyLedger(1.0, 1e-9)
     rho = 0.5 / 60.0**2  # noise standard deviation 60 per count
-    domain = learn_domain(frame, None, ledger=ledger, rng=np.random.default_rng(0), rho=rho,
-                          delta=1e-10)
+    domain = learn_domain(frame, None, rng=np.random.default_rng(0),
+                          budget=ledger.share(rho, 1e-10))
     np.testing.assert_allclose(domain["age"].edges[[0, -1]], [10, 100])
     assert ledger.entries[0].rho == pytest.approx(rho)
 
