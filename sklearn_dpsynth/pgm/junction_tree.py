@@ -254,7 +254,7 @@ class JunctionTree:
         The validated domain.
     cliques : list of tuple of str
         Maximal cliques, attributes in the canonical order (by size, then
-        domain order; see :func:`canonical_rank`); index ``0`` is the root.
+        domain order; see ``canonical_rank``); index ``0`` is the root.
     edges : list of tuple of (tuple of str, tuple of str)
         Tree edges ``(parent, child)``.
     messages : list of tuple of (tuple of str, tuple of str)
@@ -314,7 +314,7 @@ class JunctionTree:
         return self.size * 8 / 2**20
 
     def index(self, clique: Sequence[str]) -> int:
-        """Position of a maximal clique in :attr:`cliques`.
+        """Position of a maximal clique in ``cliques``.
 
         Parameters
         ----------
@@ -406,7 +406,7 @@ class JunctionTree:
         -------
         clique : tuple of str or None
             The covering maximal clique with the fewest cells (first in
-            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
+            ``cliques`` on ties), or ``None`` when none covers ``attrs``.
         """
         index = self.index_containing(attrs)
         return None if index is None else self.cliques[index]
