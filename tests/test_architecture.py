@@ -102,7 +102,7 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
                             "tests/test_architecture.py")
         elif unit in FORBIDDEN.get(own, ()):
             problems.append(f"{where}: {own} must never import {unit}")
-        elif RANK[unit] > RANK[own]:
+        elif own in RANK and RANK[unit] > RANK[own]:
             problems.append(f"{where}: layer {RANK[own]} ({own}) imports from higher "
                             f"layer {RANK[unit]} ({unit})")
     return problems
