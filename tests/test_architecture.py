@@ -25,9 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("pgm", "domain", "_validation", "exceptions", "_marginals"),
     # 1 -- privacy arithmetic, data sets, metrics
     ("privacy", "datasets", "metrics"),
-    # 2 -- input forms, domain learning and encoding (the encoded-table
-    #      interface, backends/, goes here too)
-    ("preprocessing",),
+    # 2 -- input forms, domain learning, public domains, encoded tables
+    ("preprocessing", "_input", "_domain_learning", "public_domain", "backends"),
     # 3 -- the estimator contract
     ("_base",),
     # 4 -- the synthesizers (public-data and evolution methods go here too)

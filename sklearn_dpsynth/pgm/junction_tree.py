@@ -254,7 +254,7 @@ class JunctionTree:
         The validated domain.
     cliques : list of tuple of str
         Maximal cliques, attributes in the canonical order (by size, then
-        domain order; see ``canonical_rank``); index ``0`` is the root.
+        domain order; see :meth:`sort`); index ``0`` is the root.
     edges : list of tuple of (tuple of str, tuple of str)
         Tree edges ``(parent, child)``.
     messages : list of tuple of (tuple of str, tuple of str)
