@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
@@ -44,16 +43,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-DATA = Path(os.environ.get("DPSYNTH_DATA", ROOT.parent / "shared" / "data")) / "adult"
+from benchmarks import datasets  # noqa: E402
+from sklearn_dpsynth.registry import available_methods, get_method  # noqa: E402
 
 
 def load_adult() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """The Adult table split into (train, test) as the benchmarks do, and its domain."""
-    frame = pd.read_csv(DATA / "adult.csv")
-    domain = json.loads((DATA / "adult-domain.json").read_text())
-    perm = np.random.default_rng(0).permutation(len(frame))
-    held_out = len(frame) // 10
-    return frame.iloc[perm[held_out:]], frame.iloc[perm[:held_out]], domain
+    data = datasets.load_adult()
+    return data.train, data.test, data.domain
 
 
 def _measure(codes, sizes, layout_name, d_model, n_layers, head, mode, batch, steps, augmult,
@@ -109,15 +106,13 @@ def throughput(args: argparse.Namespace) -> list[dict]:
 def quality(args: argparse.Namespace) -> list[dict]:
     """Default fits on Adult: fit seconds, held-out NLL and mean 2-way TVD."""
     from sklearn_dpsynth.metrics.marginals import workload_error
-    from sklearn_dpsynth.neural import DPTBARTSynthesizer, SynLMSynthesizer
 
     train, test, domain = load_adult()
-    classes = {"dptbart": DPTBARTSynthesizer, "synlm": SynLMSynthesizer}
     results = []
     for method in args.methods:
         for seed in range(args.seeds):
             params = json.loads(args.params) if args.params else {}
-            synth = classes[method](domain=domain, random_state=seed, **params)
+            synth = get_method(method)(domain=domain, random_state=seed, **params)
             start = time.perf_counter()
             synth.fit(train, epsilon=args.epsilon, delta=args.delta)
             fit_seconds = time.perf_counter() - start
@@ -158,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
                        help="torch threads (0: leave torch's default)")
     fits = sub.add_parser("quality", help="default fits on Adult")
     fits.add_argument("--methods", nargs="+", default=["dptbart", "synlm"],
-                      choices=["dptbart", "synlm"])
+                      choices=available_methods(family="neural"))
     fits.add_argument("--epsilon", type=float, default=1.0)
     fits.add_argument("--delta", type=float, default=1e-9)
     fits.add_argument("--seeds", type=int, default=1)

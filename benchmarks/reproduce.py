@@ -1,4 +1,7 @@
-"""Reproductions of published result tables, printed beside the paper's values.
+"""Published result tables: how to rerun them and the paper's values.
+
+This module holds data and formatting only; ``benchmarks.run`` runs a
+reproduction (``--reproduce NAME``), so the import goes one way.
 
 ``dp2stage-table8``: the marginal baselines (AIM, MST) of DP-2Stage
 (Afonja et al., "DP-2Stage: Adapting Language Models as Differentially
@@ -16,14 +19,11 @@ the public UCI domain (numeric columns in the synthesizers' default bins).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .run import run_benchmark, summarize
-
-__all__ = ["REPRODUCTIONS", "Reproduction", "run_reproduction", "comparison_table"]
+__all__ = ["REPRODUCTIONS", "Reproduction", "comparison_table"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,13 @@ REPRODUCTIONS: dict[str, Reproduction] = {
 
 
 def comparison_table(results: dict, reproduction: Reproduction) -> str:
-    """Markdown table with our mean ± std (x scale) and the paper's value per method."""
-    summary = summarize(results)
+    """Markdown table with our mean ± std (x scale) and the paper's value per method.
+
+    ``results`` is what ``benchmarks.run.run_benchmark`` returns (its
+    ``"summary"`` rows are read); ``python -m benchmarks.run --reproduce NAME``
+    runs a reproduction and prints this table.
+    """
+    summary = pd.DataFrame(results["summary"])
     columns = list(reproduction.columns)
     lines = ["| method | source | " + " | ".join(columns) + " |",
              "|---|---|" + "---|" * len(columns)]
@@ -80,44 +85,3 @@ def comparison_table(results: dict, reproduction: Reproduction) -> str:
             paper = reproduction.paper[method]
             lines.append(f"| {method} | paper | " + " | ".join(f"{paper[c]:.1f}" for c in columns) + " |")
     return "\n".join(lines) + f"\n\n{reproduction.source}; values x {reproduction.scale:g}."
-
-
-def run_reproduction(
-    name: str,
-    *,
-    seeds: int = 5,
-    methods: Sequence[str] | None = None,
-    memory: str = "tracemalloc",
-    progress: Callable[[str], None] | None = None,
-) -> tuple[dict, str]:
-    """Rerun a published table.
-
-    Parameters
-    ----------
-    name : str
-        Key of :data:`REPRODUCTIONS` (e.g. ``"dp2stage-table8"``).
-    seeds : int, default=5
-        Repetitions per method.
-    methods : sequence of str, default=None
-        Subset of methods (the paper's by default).
-    memory : {"tracemalloc", "none"}
-        Memory measurement of the runs.
-    progress : callable, default=None
-        Per-run progress callback.
-
-    Returns
-    -------
-    results : dict
-        As :func:`benchmarks.run.run_benchmark`, with ``config["reproduce"]``.
-    text : str
-        The comparison table.
-    """
-    if name not in REPRODUCTIONS:
-        raise ValueError(f"Unknown reproduction {name!r}; choose from {sorted(REPRODUCTIONS)}.")
-    spec = REPRODUCTIONS[name]
-    results = run_benchmark(spec.dataset, list(methods or spec.methods), [spec.epsilon], seeds,
-                            delta=spec.delta, metrics=list(spec.metrics), memory=memory,
-                            progress=progress)
-    results["config"]["reproduce"] = name
-    results["config"]["paper"] = spec.paper
-    return results, comparison_table(results, spec)

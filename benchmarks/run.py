@@ -52,10 +52,12 @@ from sklearn_dpsynth.metrics import (
 )
 
 from .datasets import Dataset, load_dataset
-from .methods import get_method
+from .methods import available_methods, build, check_methods
+from .reproduce import REPRODUCTIONS, comparison_table
 
 __all__ = [
     "run_benchmark",
+    "run_reproduction",
     "summarize",
     "markdown_table",
     "results_frame",
@@ -204,8 +206,7 @@ def run_once(dataset: Dataset, method: str, epsilon: float, seed: int, *, delta:
         ``sample_peak_mb``), ``spent_epsilon``, ``spent_delta``,
         ``n_synthetic`` and ``metrics`` (``{key: value}``).
     """
-    estimator = get_method(method).build(domain=dataset.domain, random_state=seed,
-                                         **(method_kwargs or {}))
+    estimator = build(method, domain=dataset.domain, random_state=seed, **(method_kwargs or {}))
     _, fit_seconds, fit_peak = _measured(
         lambda: estimator.fit(dataset.train, epsilon=epsilon, delta=delta), memory)
     synth, sample_seconds, sample_peak = _measured(
@@ -265,8 +266,8 @@ def run_benchmark(
     dataset : str or Dataset
         Name in :data:`benchmarks.datasets.DATASETS` or a loaded data set.
     methods : sequence of str
-        Registered method names (resolved before anything runs, so a missing
-        class fails fast).
+        Names in :mod:`sklearn_dpsynth.registry` (imported before anything
+        runs, so an unknown name or a missing extra fails fast).
     epsilons : sequence of float
         Privacy budgets.
     seeds : int, default=5
@@ -282,7 +283,7 @@ def run_benchmark(
     memory : {"tracemalloc", "none"}, default="tracemalloc"
         How peak memory is measured (see the module docstring).
     method_kwargs : dict, default=None
-        ``{method: {constructor argument: value}}`` overriding registered defaults.
+        ``{method: {constructor argument: value}}`` passed to the constructors.
     progress : callable, default=None
         Called with a line of text after each run.
 
@@ -298,8 +299,7 @@ def run_benchmark(
         raise ValueError(f"seeds must be a positive integer, got {seeds!r}.")
     data = load_dataset(dataset)
     metrics = _check_metrics(metrics, data)
-    for method in methods:
-        get_method(method).resolve()
+    check_methods(list(methods))
     runs = []
     for method in methods:
         for epsilon in epsilons:
@@ -320,6 +320,47 @@ def run_benchmark(
     results = {"config": config, "runs": runs}
     results["summary"] = summarize(results).to_dict(orient="records")
     return results
+
+
+def run_reproduction(
+    name: str,
+    *,
+    seeds: int = 5,
+    methods: Sequence[str] | None = None,
+    memory: str = "tracemalloc",
+    progress: Callable[[str], None] | None = None,
+) -> tuple[dict, str]:
+    """Rerun a published table of :data:`benchmarks.reproduce.REPRODUCTIONS`.
+
+    Parameters
+    ----------
+    name : str
+        Key of ``REPRODUCTIONS`` (e.g. ``"dp2stage-table8"``).
+    seeds : int, default=5
+        Repetitions per method.
+    methods : sequence of str, default=None
+        Subset of methods (the paper's by default).
+    memory : {"tracemalloc", "none"}
+        Memory measurement of the runs.
+    progress : callable, default=None
+        Per-run progress callback.
+
+    Returns
+    -------
+    results : dict
+        As :func:`run_benchmark`, with ``config["reproduce"]`` and ``config["paper"]``.
+    text : str
+        The comparison table beside the paper's values.
+    """
+    if name not in REPRODUCTIONS:
+        raise ValueError(f"Unknown reproduction {name!r}; choose from {sorted(REPRODUCTIONS)}.")
+    spec = REPRODUCTIONS[name]
+    results = run_benchmark(spec.dataset, list(methods or spec.methods), [spec.epsilon], seeds,
+                            delta=spec.delta, metrics=list(spec.metrics), memory=memory,
+                            progress=progress)
+    results["config"]["reproduce"] = name
+    results["config"]["paper"] = spec.paper
+    return results, comparison_table(results, spec)
 
 
 def results_frame(results: dict) -> pd.DataFrame:
@@ -413,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line interface of ``python -m benchmarks.run``."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="adult", help="adult, adult_raw or bayesnet")
-    parser.add_argument("--methods", nargs="+", default=None, help="registered method names")
+    parser.add_argument("--methods", nargs="+", default=None,
+                        help=f"registered method names: {', '.join(available_methods())}")
     parser.add_argument("--epsilon", nargs="+", type=float, default=None, help="privacy budgets")
     parser.add_argument("--seeds", type=int, default=5, help="repetitions (random_state 0..seeds-1)")
     parser.add_argument("--delta", type=float, default=None, help="delta (default 1e-9)")
@@ -424,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory", choices=("tracemalloc", "none"), default="tracemalloc")
     parser.add_argument("--n-threads", type=int, default=None,
                         help="limit BLAS/OpenMP threads (e.g. 1 on a busy shared machine)")
-    parser.add_argument("--reproduce", default=None, help="a paper table, e.g. dp2stage-table8")
+    parser.add_argument("--reproduce", default=None,
+                        help=f"a paper table: {', '.join(REPRODUCTIONS)}")
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     return parser
 
@@ -433,7 +476,6 @@ def _run_from_args(args: argparse.Namespace) -> str:
     """Run what the arguments ask for; return the text to print."""
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     if args.reproduce is not None:
-        from .reproduce import run_reproduction
         results, text = run_reproduction(args.reproduce, seeds=args.seeds, methods=args.methods,
                                          memory=args.memory, progress=progress)
         name = args.reproduce

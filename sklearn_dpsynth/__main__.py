@@ -19,20 +19,13 @@ import pandas as pd
 
 from . import datasets
 from .metrics import workload_error
-
-METHODS = {
-    "independent": "IndependentSynthesizer",
-    "mst": "MSTSynthesizer",
-    "aim": "AIMSynthesizer",
-    "dptbart": "DPTBARTSynthesizer",
-    "synlm": "SynLMSynthesizer",
-}
+from .registry import available_methods, get_method
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m sklearn_dpsynth", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--method", choices=sorted(METHODS), default="mst")
+    parser.add_argument("--method", choices=available_methods(), default="mst")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-9)
     parser.add_argument("--n-samples", type=int, default=20_000,
@@ -45,10 +38,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo job; returns the process exit code."""
     args = _parse(argv)
-    import sklearn_dpsynth
-    cls = getattr(sklearn_dpsynth, METHODS[args.method], None)
-    if cls is None:
-        print(f"method {args.method!r} is not available in this installation", file=sys.stderr)
+    try:
+        cls = get_method(args.method)
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     data = datasets.make_bayesnet(n_samples=args.n_samples, n_features=8,
                                   random_state=args.random_state)

@@ -639,7 +639,7 @@ class Domain:
         n_bins: int = 32,
         integer_columns: Sequence[Hashable] = (),
     ) -> "Domain":
-        """Build a domain from ``{column: entry}`` (see :func:`spec_from_declaration`).
+        """Build a domain from ``{column: entry}`` (see ``spec_from_declaration``).
 
         Parameters
         ----------

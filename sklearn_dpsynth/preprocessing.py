@@ -51,7 +51,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         Public entries ``{column: entry}``: an int ``k`` (codes
         ``0..k-1``), a list of categories, a ``(low, high)`` tuple (numeric,
         ``n_bins`` uniform bins) or a dict (see
-        :func:`~sklearn_dpsynth.domain.spec_from_declaration`).  Columns
+        ``sklearn_dpsynth.domain.spec_from_declaration``).  Columns
         not declared are learned as ``preprocessing`` says.
     n_bins : int, default=32
         Uniform bins of numeric columns.

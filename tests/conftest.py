@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
@@ -11,37 +10,47 @@ import pandas as pd
 import pytest
 
 from sklearn_dpsynth.datasets import make_bayesnet
+from sklearn_dpsynth.registry import available_methods, get_method_spec
 
 #: Where the shared real tables live (beside the checkout).
 DATA_DIR = Path(os.environ.get("DPSYNTH_DATA",
                                Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
-#: Synthesizers under the common contract tests, with settings that keep
-#: fits fast.  Those whose module is not importable (e.g. no torch) skip.
-SYNTHESIZERS = {
-    "IndependentSynthesizer": {},
-    "MSTSynthesizer": {"max_iters": 200},
-    "AIMSynthesizer": {"max_iters": 50, "rounds": 4},
-    "DPTBARTSynthesizer": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2,
-                           "batch_size": 64},
-    "SynLMSynthesizer": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2,
-                         "batch_size": 64},
+#: Fast settings of the registered methods for the common contract tests,
+#: keyed by registry name.  A method registered without an entry here is
+#: tested with its defaults.
+FAST_SETTINGS = {
+    "independent": {},
+    "mst": {"max_iters": 200},
+    "aim": {"max_iters": 50, "rounds": 4},
+    "dptbart": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
+    "synlm": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
 }
 
+#: Every registered method, with its test settings: the contract tests are
+#: parametrised over this, so a newly registered method is tested too.
+SYNTHESIZERS = {name: FAST_SETTINGS.get(name, {}) for name in available_methods()}
 
-def make_synthesizer(name: str, **params):
-    """Instantiate a synthesizer by class name with the fast test settings."""
-    module = importlib.import_module("sklearn_dpsynth")
-    cls = getattr(module, name, None)
-    if cls is None:
-        pytest.skip(f"{name} is not available")
-    if name in ("DPTBARTSynthesizer", "SynLMSynthesizer"):
-        pytest.importorskip("torch")
-        pytest.importorskip("opacus")
-    settings = {k: v for k, v in SYNTHESIZERS[name].items()
-                if k in cls().get_params()}
-    settings.update(params)
+
+def make_synthesizer(name, **params):
+    """Instantiate a registered method with its fast test settings.
+
+    Skips the test when the method's extra (e.g. torch and opacus) is not installed.
+    """
+    spec = get_method_spec(name)
+    if not spec.installed:
+        pytest.skip(f"{name} needs the [{spec.extra}] extra: {spec.missing_modules()} missing")
+    cls = spec.load()
+    settings = {**SYNTHESIZERS[name], **params}
     return cls(**settings)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark the tests parametrised with a neural method as ``neural``."""
+    for item in items:
+        name = getattr(item, "callspec", None) and item.callspec.params.get("name")
+        if name in SYNTHESIZERS and get_method_spec(name).family == "neural":
+            item.add_marker(pytest.mark.neural)
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,18 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from benchmarks import datasets as bench_datasets
-from benchmarks import methods as bench_methods
 from benchmarks.datasets import Dataset, data_dir, load_dataset, standard_split
 from benchmarks.reproduce import REPRODUCTIONS, comparison_table
-from benchmarks.run import main, markdown_table, results_frame, run_benchmark, write_results
+from benchmarks.run import (
+    main,
+    markdown_table,
+    results_frame,
+    run_benchmark,
+    run_reproduction,
+    summarize,
+    write_results,
+)
+from sklearn_dpsynth import registry
 
 
 @pytest.fixture(autouse=True)
@@ -67,8 +75,16 @@ def _tiny_dataset(n=240):
 
 
 @pytest.fixture
-def dummy_method(monkeypatch):
-    monkeypatch.setitem(bench_methods.REGISTRY, "dummy", bench_methods.Method("dummy", DummySynth))
+def fresh_registry(monkeypatch):
+    """The package registry, restored after the test."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry
+
+
+@pytest.fixture
+def dummy_method(fresh_registry):
+    fresh_registry.register_method("dummy", DummySynth, family="other",
+                                   description="Non-private column histograms (tests only).")
     return "dummy"
 
 
@@ -125,23 +141,23 @@ def test_cli_main_runs_registered_dataset(dummy_method, monkeypatch, tmp_path, c
     assert "Unknown method" in capsys.readouterr().err
 
 
-def test_methods_resolve_lazily(monkeypatch):
-    for name, target in [("independent", "sklearn_dpsynth:IndependentSynthesizer"),
-                         ("mst", "sklearn_dpsynth:MSTSynthesizer"),
-                         ("aim", "sklearn_dpsynth:AIMSynthesizer"),
-                         ("dptbart", "sklearn_dpsynth:DPTBARTSynthesizer"),
-                         ("synlm", "sklearn_dpsynth:SynLMSynthesizer")]:
-        assert bench_methods.get_method(name).target == target
-    monkeypatch.setitem(bench_methods.REGISTRY, "ghost", None)
-    ghost = bench_methods.register("ghost", "no_such_module_for_tests:Ghost", n_iter=3)
-    assert ghost.kwargs == {"n_iter": 3}
+def test_methods_come_from_the_package_registry(fresh_registry, capsys):
+    # an unknown name or a broken import fails before any run, naming the method
+    fresh_registry.register_method("ghost", "no_such_module_for_tests:Ghost", family="other",
+                                   description="Cannot be imported.")
     with pytest.raises(ImportError, match="'ghost'"):
         run_benchmark(_tiny_dataset(), ["ghost"], [1.0], seeds=1)
-    with pytest.raises(ValueError, match="Unknown method"):
-        bench_methods.get_method("nope")
-    with pytest.raises(ValueError, match="module:attribute"):
-        bench_methods.register("bad", "no colon")
-    assert bench_methods.resolve("sklearn.base:BaseEstimator") is BaseEstimator
+    with pytest.raises(ValueError, match="Unknown method 'nope'.*independent, mst, aim"):
+        run_benchmark(_tiny_dataset(), ["nope"], [1.0], seeds=1)
+    # a registered library method runs end to end under its registry name
+    results = run_benchmark(_tiny_dataset(), ["independent"], [1.0], seeds=1,
+                            metrics=["tvd1"], memory="none")
+    run = results["runs"][0]
+    assert run["method"] == "independent" and run["spent_epsilon"] == pytest.approx(1.0)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "method names: independent, mst, aim, dptbart, synlm, ghost" in help_text
 
 
 def test_run_benchmark_validation(dummy_method):
@@ -182,8 +198,34 @@ def test_comparison_table_beside_paper():
              "fit_peak_mb": 1.0, "sample_peak_mb": 1.0,
              "metrics": {"f1": 0.4 + s / 100, "auc": 0.8, "acc": 0.7, "coracc": 0.75, "pair": 0.8,
                          "hist": 0.9}} for s in range(2)]
-    table = comparison_table({"runs": runs}, REPRODUCTIONS["dp2stage-table8"]).splitlines()
+    results = {"runs": runs}
+    results["summary"] = summarize(results).to_dict(orient="records")
+    table = comparison_table(results, REPRODUCTIONS["dp2stage-table8"]).splitlines()
     assert table[0] == "| method | source | F1 | AUC | ACC | CorAcc | Pair | HIST |"
     assert table[2] == ("| mst | ours (2 seeds) | 40.5 ± 0.7 | 80.0 ± 0.0 | 70.0 ± 0.0 | "
                         "75.0 ± 0.0 | 80.0 ± 0.0 | 90.0 ± 0.0 |")
     assert table[3] == "| mst | paper | 39.6 | 76.8 | 72.8 | 70.0 | 74.6 | 87.0 |"
+
+
+def test_reproduction_runs_through_the_harness(monkeypatch, dummy_method):
+    spec = REPRODUCTIONS["dp2stage-table8"]
+    monkeypatch.setitem(bench_datasets.DATASETS, spec.dataset, _tiny_dataset)
+    results, text = run_reproduction("dp2stage-table8", seeds=2, methods=[dummy_method],
+                                     memory="none")
+    assert results["config"]["reproduce"] == "dp2stage-table8"
+    assert results["config"]["epsilons"] == [spec.epsilon] and results["config"]["delta"] == spec.delta
+    assert {r["method"] for r in results["runs"]} == {"dummy"} and len(results["runs"]) == 2
+    f1 = np.mean([r["metrics"]["f1"] for r in results["runs"]]) * 100
+    assert text.splitlines()[2].startswith(f"| dummy | ours (2 seeds) | {f1:.1f} ± ")
+    with pytest.raises(ValueError, match="Unknown reproduction"):
+        run_reproduction("no-such-table")
+
+
+def test_benchmark_modules_import_in_one_direction():
+    import ast
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce.py").read_text()
+    imported = {node.module for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.ImportFrom) and node.level > 0}
+    assert "run" not in imported and "methods" not in imported

@@ -217,7 +217,7 @@ def test_public_data_is_refused_by_methods_that_cannot_use_it(name, bayesnet):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
         assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0)
         return
-    with pytest.raises(ValueError, match=f"public_data: {name} does not use public data"):
+    with pytest.raises(ValueError, match=f"public_data: {type(synth).__name__} does not use public data"):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
 
 

@@ -1,5 +1,6 @@
 """The documentation builds without warnings; examples and the demo job run."""
 
+import re
 import runpy
 import subprocess
 import sys
@@ -14,10 +15,11 @@ EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.py"))
 
 @pytest.mark.slow
 def test_sphinx_build_has_no_warnings(tmp_path):
+    # -n (nitpicky): every cross-reference must resolve
     pytest.importorskip("sphinx")
     pytest.importorskip("numpydoc")
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+        [sys.executable, "-m", "sphinx", "-W", "-n", "--keep-going", "-q", "-b", "html",
          "-d", str(tmp_path / "doctrees"), str(ROOT / "docs"), str(tmp_path / "html")],
         capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-5000:]
@@ -40,3 +42,14 @@ def test_demo_job_writes_rows_and_prints_the_ledger(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "spent epsilon=1" in printed and "held-out NLL" in printed
     assert len(pd.read_csv(out)) > 1000
+
+
+def test_contributor_page_lists_the_layers_of_the_architecture_test():
+    from .test_architecture import LAYERS
+
+    text = (ROOT / "docs" / "contributing.rst").read_text()
+    rows = re.findall(r"^   \* - (\d+)\n     - (.+)$", text, flags=re.MULTILINE)
+    documented = [tuple(re.sub(r"(/|\.py)$", "", unit) for unit in re.findall(r"``([^`]+)``", units))
+                  for _, units in rows]
+    assert [int(floor) for floor, _ in rows] == list(range(len(LAYERS)))
+    assert documented == LAYERS

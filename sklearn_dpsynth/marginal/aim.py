@@ -197,7 +197,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     ``epsilon``, annealing -- depends only on released values and on the
     public budget, and zCDP composes additively under such adaptive
     choices (Bun & Steinke 2016), so the fit costs the sum of the entries
-    of the :class:`~sklearn_dpsynth.privacy.PrivacyLedger`.  Every round
+    of the :class:`~sklearn_dpsynth.PrivacyLedger`.  Every round
     is charged before its output is released, and the final round is sized
     to spend exactly what is left, so the ledger totals the budget ``rho``
     (converted to ``(epsilon, delta)`` by the ledger).  Re-estimation,

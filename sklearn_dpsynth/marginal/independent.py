@@ -84,7 +84,7 @@ class IndependentSynthesizer(BaseSynthesizer):
     count, the projection, the pseudocount and sampling are
     post-processing of these noisy histograms.  zCDP composes additively and
     converts to ``(epsilon, delta)`` with the bound of Canonne, Kamath &
-    Steinke (2020); see :class:`~sklearn_dpsynth.privacy.PrivacyLedger`.
+    Steinke (2020); see :class:`~sklearn_dpsynth.PrivacyLedger`.
 
     Examples
     --------

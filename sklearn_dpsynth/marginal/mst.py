@@ -190,7 +190,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     spends the rest of the budget, ``rho_3``, in the same way as step 1.  zCDP
     composes additively (also adaptively), so the fit is ``rho``-zCDP and the
     ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
-    :class:`~sklearn_dpsynth.privacy.PrivacyLedger`. Compression, the
+    :class:`~sklearn_dpsynth.PrivacyLedger`. Compression, the
     independent model of step 3, estimation, generation, :meth:`marginal` and
     :meth:`score_samples` only use the noisy outputs (post-processing).  Budget
     split: thirds ``(rho_1, rho_2, rho_3)`` as above; halves between steps 1

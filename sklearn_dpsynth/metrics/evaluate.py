@@ -201,7 +201,7 @@ def evaluate(
     domain : mapping, default=None
         Column domain, as for the synthesizers.
     metrics : sequence of str, default=None
-        Subset of :data:`METRIC_NAMES`; by default every applicable metric
+        Subset of ``METRIC_NAMES``; by default every applicable metric
         (metrics that need a target, an estimator, numeric or categorical
         columns are skipped when these are missing).  Naming a metric that
         cannot be computed raises a ValueError.

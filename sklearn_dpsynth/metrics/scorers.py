@@ -121,7 +121,7 @@ def make_fidelity_scorer(
     Parameters
     ----------
     metric : str or callable
-        A name from :data:`SCORER_METRICS` (``"workload_error"``,
+        A name from ``SCORER_METRICS`` (``"workload_error"``,
         ``"conjunction_error"``, ``"histogram_intersection"``,
         ``"pair_similarity"``, ``"correlation_accuracy"``, ``"ks_score"``,
         ``"chi_square_score"``, ``"detection_score"`` (scored as

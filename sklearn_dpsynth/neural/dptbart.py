@@ -60,7 +60,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
     batch_size : int or "auto", default=1024
         Expected (Poisson) batch size.  ``"auto"``: the smallest batch whose
         calibrated noise multiplier reaches 2 for ``epochs``
-        (:func:`~sklearn_dpsynth.neural.calibration.suggest_batch_size`).
+        (``sklearn_dpsynth.neural.calibration.suggest_batch_size``).
     max_grad_norm : float, default=1.0
         Per-sample clipping norm.  Adam's ``eps`` is scaled by it, so small
         norms do not stall Adam; when (nearly) every row's gradient is
@@ -78,7 +78,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         AdamW decoupled weight decay (0: Adam, as in the paper).
     grad_sample_mode : {"auto", "ghost", "hooks"}, default="auto"
         How Opacus computes the clipped per-sample gradients
-        (:mod:`~sklearn_dpsynth.neural.training`); "auto" uses ghost
+        (``sklearn_dpsynth.neural.training``); "auto" uses ghost
         clipping (faster here).
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample ("auto": CUDA when available).

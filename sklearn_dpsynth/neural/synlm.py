@@ -74,7 +74,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
         DP-TBART row, so it trains about half as fast).
     batch_size : int or "auto", default=1024
         Expected (Poisson) batch size, or ``"auto"`` (TAN-style helper,
-        see :class:`~sklearn_dpsynth.neural.DPTBARTSynthesizer`).
+        see :class:`~sklearn_dpsynth.DPTBARTSynthesizer`).
     max_grad_norm : float, default=1.0
         Per-sample clipping norm (Adam's ``eps`` is scaled by it, so that
         small norms do not stall Adam).
@@ -82,7 +82,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
         Peak learning rate.  The paper's 5e-4 suits its long GPU runs; with
         the few hundred noisy steps a CPU affords, Adam needs a higher rate
         to move the output biases of rare codes (see
-        :class:`~sklearn_dpsynth.neural.DPTBARTSynthesizer`).
+        :class:`~sklearn_dpsynth.DPTBARTSynthesizer`).
     warmup_steps : int, default=100
         Linear warm-up steps as in the paper, capped at a tenth of the run.
     weight_decay : float, default=0.01
@@ -126,7 +126,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
     Notes
     -----
     **Privacy argument.** As for
-    :class:`~sklearn_dpsynth.neural.DPTBARTSynthesizer`: a noisy row count
+    :class:`~sklearn_dpsynth.DPTBARTSynthesizer`: a noisy row count
     (Gaussian, 2% of the zCDP budget left) and ``steps`` Poisson-subsampled
     Gaussian steps whose Renyi curve is added to the ledger, the noise
     calibrated to spend exactly the budget.  With AugMult each row still

@@ -2,7 +2,7 @@
 
 Every entry point takes the domain as one validated value,
 :class:`ModelDomain` (attribute names and sizes; a synthesizer gets it from
-:meth:`sklearn_dpsynth.domain.Domain.model_domain`).  Factors over named
+:meth:`sklearn_dpsynth.Domain.model_domain`).  Factors over named
 attributes (:class:`Factor`), junction trees of clique
 sets (:class:`JunctionTree`, :func:`model_size`), exact log-space belief
 propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`),

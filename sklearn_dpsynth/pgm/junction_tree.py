@@ -307,7 +307,7 @@ class JunctionTree:
         -------
         index : int or None
             The covering maximal clique with the fewest cells (first in
-            :attr:`cliques` on ties), or ``None`` when none covers ``attrs``.
+            ``cliques`` on ties), or ``None`` when none covers ``attrs``.
         """
         wanted = set(self.sort(attrs))
         best, best_cells = None, None

@@ -160,7 +160,7 @@ class GraphicalModel:
     # ----------------------------------------------------------- structure
     @property
     def tables(self) -> list[np.ndarray]:
-        """Log-potential tables aligned with :attr:`cliques` (not copies)."""
+        """Log-potential tables aligned with ``cliques`` (not copies)."""
         return self._tables
 
     @property

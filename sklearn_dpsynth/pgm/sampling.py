@@ -232,7 +232,7 @@ def sample_lowvar(
     data : ndarray of shape (n, n_attributes), int64
         Every attribute is generated conditionally on its already generated
         clique-mates (the separator with the parent clique and the clique's
-        earlier new attributes), with :func:`lowvar_counts` rounding.
+        earlier new attributes), with ``lowvar_counts`` rounding.
     """
     column = {a: k for k, a in enumerate(tree.domain)}
     data = np.zeros((n, len(column)), dtype=np.int64)
