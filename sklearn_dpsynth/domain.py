@@ -9,7 +9,7 @@ models: a column is either
 * ``"categorical"`` -- a list of categories, declared as a ``list``;
 * ``"numeric"`` -- a number with public bounds, declared as a ``(low, high)``
   tuple and cut into bins (uniform by default, or explicit ``edges``); an
-  integer column whose range holds at most :data:`INTEGER_RESOLUTION_MAX`
+  integer column whose range holds at most ``INTEGER_RESOLUTION_MAX`` (100)
   integers gets one code per integer instead, and declared ``points`` (such
   as 0 in a zero-inflated amount) get codes of their own.
 
@@ -486,7 +486,7 @@ def numeric_edges(
         the bounds (so every integer has its own code and decodes exactly);
         ``"bins"``: ``n_bins`` uniform bins; ``"auto"``: ``"integer"`` for
         an integer column whose bounds hold at most
-        :data:`INTEGER_RESOLUTION_MAX` integers, ``"bins"`` otherwise.
+        ``INTEGER_RESOLUTION_MAX`` (100) integers, ``"bins"`` otherwise.
         The choice depends on public bounds only.
 
     Returns

@@ -131,7 +131,7 @@ def test_clipped_values_are_scored_as_clipped():
     np.testing.assert_allclose(synth.score_samples(outside), synth.score_samples(edges))
 
 
-@pytest.mark.parametrize("name", ["IndependentSynthesizer", "MSTSynthesizer", "AIMSynthesizer"])
+@pytest.mark.parametrize("name", ["independent", "mst", "aim"])
 def test_bin_value_is_a_validated_reproducible_hyperparameter(name):
     from sklearn.utils._param_validation import InvalidParameterError
 

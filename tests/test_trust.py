@@ -38,7 +38,7 @@ def _quiet_fit(estimator, X, **budget):
         return estimator.fit(X, **budget)
 
 
-@pytest.mark.parametrize("name", ["IndependentSynthesizer", "MSTSynthesizer"])
+@pytest.mark.parametrize("name", ["independent", "mst"])
 def test_categorical_dtype_does_not_leak_a_category_seen_once(name):
     frame, neighbour = _neighbours()
     assert SECRET in neighbour["city"].cat.categories
