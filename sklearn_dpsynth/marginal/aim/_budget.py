@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..privacy import exponential_epsilon, exponential_rho, gaussian_rho, gaussian_sigma
+from ...privacy import exponential_epsilon, exponential_rho, gaussian_rho, gaussian_sigma
 
 __all__ = ["BudgetSchedule", "GAUSSIAN_SHARE"]
 

@@ -11,18 +11,18 @@ from typing import Any, Callable, Hashable
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._base import BaseSynthesizer
-from ..backends import EncodedTable
-from ..pgm import GraphicalModel, JunctionTree, ModelDomain
-from ..privacy import PrivacyLedger
-from ._aim_budget import BudgetSchedule
-from ._aim_model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural_zeros, refit,
+from ..._base import BaseSynthesizer
+from ...backends import EncodedTable
+from ...pgm import GraphicalModel, JunctionTree, ModelDomain
+from ...privacy import PrivacyLedger
+from ._budget import BudgetSchedule
+from ._model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural_zeros, refit,
                          refit_from_independent)
-from ._aim_select import CandidateScorer
-from ._aim_workload import candidate_weights, default_workload, parse_workload
-from ._compression import DomainCompression
-from ._measure import describe
-from ._pgm_mixin import _PGMMixin
+from ._select import CandidateScorer
+from ._workload import candidate_weights, default_workload, parse_workload
+from .._compression import DomainCompression
+from .._measure import describe
+from .._pgm_mixin import _PGMMixin
 
 __all__ = ["AIMSynthesizer"]
 

@@ -13,9 +13,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..backends import EncodedTable
-from ..pgm import GraphicalModel, JunctionTree, model_size_mb
-from ._aim_workload import n_cells
+from ...backends import EncodedTable
+from ...pgm import GraphicalModel, JunctionTree, model_size_mb
+from ._workload import n_cells
 
 __all__ = ["CandidateScorer"]
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from ..pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
+from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "refit", "refit_from_independent"]
 

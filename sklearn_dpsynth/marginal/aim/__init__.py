@@ -1,0 +1,13 @@
+"""AIM: adaptive, workload-aware selection and measurement of marginals.
+
+The method of McKenna, Mullins, Sheldon & Miklau (2022).  One module per
+concern: ``_estimator`` (the estimator and its select-measure-estimate
+loop), ``_budget`` (the annealed budget schedule), ``_select`` (candidate
+scores and the size cap), ``_workload`` (workloads and candidate weights),
+``_model`` (measurements, structural zeros and warm-started Private-PGM
+estimation).
+"""
+
+from ._estimator import AIMSynthesizer
+
+__all__ = ["AIMSynthesizer"]
