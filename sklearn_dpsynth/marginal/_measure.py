@@ -12,7 +12,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from ..backends import EncodedTable
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, gaussian_sigma
 
 __all__ = ["weighted_sigmas", "measure_marginals", "describe"]
 
@@ -45,7 +45,7 @@ def weighted_sigmas(rho: float, weights: Sequence[float]) -> np.ndarray:
         raise ValueError(f"rho must be > 0, got {rho!r}.")
     if not np.all(np.isfinite(weights) & (weights > 0)):
         raise ValueError("weights must be finite and > 0.")
-    sigma = np.sqrt(np.sum(weights**2) / (2.0 * rho))
+    sigma = gaussian_sigma(rho, sensitivity=float(np.sqrt(np.sum(weights**2))))
     return sigma / weights
 
 
