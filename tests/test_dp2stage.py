@@ -46,7 +46,7 @@ def odd_text():
                      ColumnSpec("n", "numeric", edges=np.linspace(0, 1, 4))])
     keys = [str(c) for c in domain.columns]
     values = [value_strings(spec) for spec in domain.specs]
-    vocab = WordVocabulary(keys + [v for column in values for v in column])
+    vocab = WordVocabulary([v for column in values for v in column], keys=keys)
     return RowText(keys, values, [1, 0], vocab), domain
 
 
@@ -273,7 +273,7 @@ def test_out_of_distribution_pseudo_table_and_grid_search(bayesnet):
     search = GridSearchCV(synth, {"value_weight": [0.65, None]}, cv=2)
     search.fit(bayesnet.frame.iloc[:300], epsilon=1.0)
     best = search.best_estimator_
-    assert {"LENGTH", "SEX"} <= set(best.text_.vocabulary.tokens)
+    assert {"<key:LENGTH_OF_STAY>", "<key:SEX>", "U"} <= set(best.text_.vocabulary.tokens)
     assert best.stage1_steps_ > 0
 
 

@@ -31,8 +31,8 @@ class DP2StageSynthesizer(BaseSynthesizer):
     Every row is written as text with the GReaT template, ``"income is >50K,
     age is 32, ..."``, in a fixed column order (the target first when
     ``target`` is given), and modelled by a small causal transformer over a
-    word-level vocabulary built from public strings only (column names and
-    the domain's value strings, numbers digit by digit; see
+    word-level vocabulary built from public strings only (one token per
+    column name, word pieces of the domain's value strings, numbers digit by digit; see
     :mod:`~sklearn_dpsynth.neural.text`).  Training has two stages:
 
     1. **template learning, no privacy cost**: non-private training for
@@ -287,12 +287,14 @@ class DP2StageSynthesizer(BaseSynthesizer):
         """Template of the private table and of a public pseudo table (public inputs only)."""
         keys = [str(name) for name in self.domain_.columns]
         values = [value_strings(spec) for spec in self.domain_.specs]
-        strings = keys + [v for column in values for v in column]
+        strings = [v for column in values for v in column]
+        names = list(keys)
         pseudo = None
         if pseudo_frame is not None:
             pseudo = public_table_text(pseudo_frame)
-            strings += pseudo[0] + [v for column in pseudo[1] for v in column]
-        vocabulary = WordVocabulary(strings)
+            strings += [v for column in pseudo[1] for v in column]
+            names += pseudo[0]
+        vocabulary = WordVocabulary(strings, keys=names)
         text = RowText(keys, values, order, vocabulary)
         if pseudo is None:
             return text, (text if self.pseudo_data == "uniform" else None), None

@@ -8,7 +8,9 @@ order (DP-2Stage, after GReaT).  The tokens are
   special ids, distinct from any word, so a comma or the word "is" inside a
   value or a column name is an ordinary word token and the template stays
   unambiguous;
-* *key* tokens: the word pieces of a column's name;
+* *key* tokens: one token per column name (a whole-name token: the names
+  are few, and one token per key keeps rows short, which is what DP-SGD
+  on a CPU pays for);
 * *value* tokens: the word pieces of the value's string.
 
 **Tokenizer (our choice).** Word level, learned from public strings only:
@@ -157,26 +159,46 @@ class WordVocabulary:
     Parameters
     ----------
     strings : iterable of str
-        Public strings (column names and value strings) whose pieces make
-        the vocabulary.
+        Public value strings whose pieces make the vocabulary.
+    keys : iterable of str, default=()
+        Column names, each one whole token.
 
     Attributes
     ----------
     tokens : list of str
-        Token of every id: :data:`SPECIALS` first, then the pieces, sorted.
+        Token of every id: :data:`SPECIALS` first, then the keys (as
+        ``"<key:name>"``), then the pieces, sorted.
     n_tokens : int
 
     Examples
     --------
-    >>> vocab = WordVocabulary(["age", "42"])
-    >>> vocab.encode_text("24")
-    [5, 6]
+    >>> vocab = WordVocabulary(["42"], keys=["age"])
+    >>> vocab.encode_text("24"), vocab.encode_key("age")
+    ([6, 7], [5])
     """
 
-    def __init__(self, strings: Iterable[str]) -> None:
+    def __init__(self, strings: Iterable[str], keys: Iterable[str] = ()) -> None:
         pieces = sorted({piece for text in strings for piece in split_words(text)})
-        self.tokens = list(SPECIALS) + pieces
+        key_tokens = sorted({self._key_token(k) for k in keys})
+        self.tokens = list(SPECIALS) + key_tokens + pieces
         self._ids = {token: i for i, token in enumerate(self.tokens)}
+
+    @staticmethod
+    def _key_token(key: str) -> str:
+        return f"<key:{key}>"
+
+    def encode_key(self, key: str) -> list[int]:
+        """The one token of a column name.
+
+        Raises
+        ------
+        ValueError
+            If the name was not given to the vocabulary.
+        """
+        token = self._key_token(key)
+        if token not in self._ids:
+            raise ValueError(f"column {key!r} is not a key of the vocabulary.")
+        return [self._ids[token]]
 
     @property
     def n_tokens(self) -> int:
@@ -207,7 +229,15 @@ class WordVocabulary:
 
     def render(self, ids: Iterable[int]) -> str:
         """The text of a token sequence (specials as the template writes them)."""
-        return "".join(_SPECIAL_TEXT.get(self.tokens[i], self.tokens[i]) for i in ids)
+        return "".join(self._text_of(self.tokens[i]) for i in ids)
+
+    @staticmethod
+    def _text_of(token: str) -> str:
+        if token in _SPECIAL_TEXT:
+            return _SPECIAL_TEXT[token]
+        if token.startswith("<key:") and token.endswith(">"):
+            return token[5:-1]
+        return token
 
 
 class RowText:
@@ -247,7 +277,7 @@ class RowText:
         self.values = [[str(v) for v in column] for column in values]
         self.order = order
         self.vocabulary = vocabulary
-        self.key_tokens = [vocabulary.encode_text(k) for k in self.keys]
+        self.key_tokens = [vocabulary.encode_key(k) for k in self.keys]
         self.value_tokens = [[vocabulary.encode_text(v) for v in column]
                              for column in self.values]
         self.max_length = 1 + sum(len(self.key_tokens[j]) + 2
