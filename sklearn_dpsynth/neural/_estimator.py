@@ -84,6 +84,14 @@ class TransformerSynthesizer(BaseSynthesizer):
     _parameter_constraints: dict = {**BaseSynthesizer._parameter_constraints,
                                     **NEURAL_CONSTRAINTS}
 
+    # PORT(issue 10/11): non-private pre-training on public rows.  Today a class
+    # attribute (0: off); it becomes an __init__ parameter of DP-TBART and SynLM
+    # once fit takes public_data, whose encoded codes reach _fit_encoded as `public`.
+    #: Epochs of non-private pre-training on the public table (0: none).
+    pretrain_epochs: float = 0.0
+    #: Peak learning rate of that pre-training.
+    pretrain_lr: float = 3e-3
+
     # ----------------------------------------------------------- subclass API
     def _make_layout(self, sizes):
         """The :class:`~sklearn_dpsynth.neural.layout.RowLayout` of the method."""
@@ -122,7 +130,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         resolve_device(self.device)
 
     def _fit_encoded(self, codes: np.ndarray, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> None:
+                     rng: np.random.Generator, public: np.ndarray | None = None) -> None:
         from .calibration import (
             COUNT_BUDGET_SHARE,
             noisy_row_count,
@@ -148,7 +156,26 @@ class TransformerSynthesizer(BaseSynthesizer):
         self.steps_ = plan.steps
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
+        if public is not None and self.pretrain_epochs > 0:
+            self._pretrain(public, rng, device)
         self._train(codes, plan, rng, device)
+
+    def _pretrain(self, public: np.ndarray, rng: np.random.Generator, device) -> None:
+        """Non-private pre-training on public codes (no ledger entry: no private data)."""
+        from .pretraining import pretrain_transformer
+
+        options = self._training_options()
+        batch = 256 if self.batch_size == "auto" else self.batch_size
+        try:
+            with torch_threads(self.n_threads):
+                pretrain_transformer(self.model_, self.layout_, public,
+                                     epochs=self.pretrain_epochs, batch_size=batch,
+                                     lr=self.pretrain_lr, warmup_steps=self.warmup_steps,
+                                     rng=rng, device=device, augmult=options["augmult"],
+                                     random_order=options["random_order"],
+                                     weight_decay=float(self.weight_decay))
+        finally:
+            self.model_.to("cpu")
 
     def _build_model(self, seed: int):
         torch = require_torch()
