@@ -226,6 +226,11 @@ def test_ledger_spends_the_budget_and_fit_is_reproducible(bayesnet):
     assert np.array_equal(fits[0].score_samples(frame), fits[1].score_samples(frame))
     targets = list(fits[0].privacy_ledger_.summary()["target"])
     assert targets == ["number of rows", "language-model weights (DP-2Stage stage 2)"]
+    standard = DP2StageSynthesizer(domain=bayesnet.domain, random_state=3, pseudo_data=None,
+                                   **FAST).fit(frame, epsilon=1.5, delta=1e-6)
+    assert standard.stage1_steps_ == 0
+    assert standard.n_records_ == fits[0].n_records_  # stage 2 draws are paired
+    assert standard.noise_multiplier_ == fits[0].noise_multiplier_
 
 
 # ------------------------------------------------------------ estimator
@@ -287,3 +292,15 @@ def test_bad_parameters_are_named(bayesnet, params, match):
     synth = DP2StageSynthesizer(domain=bayesnet.domain, **{**FAST, **params})
     with pytest.raises(ValueError, match=match):
         synth.fit(bayesnet.frame.iloc[:100], epsilon=1.0)
+
+
+def test_learned_domain_is_paid_for_and_feeds_the_uniform_pseudo_rows(mixed_frame):
+    synth = DP2StageSynthesizer(random_state=0, **FAST).fit(mixed_frame, epsilon=2.0,
+                                                             delta=1e-6)
+    summary = synth.privacy_ledger_.summary()
+    assert len(summary) > 2  # the domain learning is in the ledger, before stage 2
+    assert summary["target"].iloc[-1] == "language-model weights (DP-2Stage stage 2)"
+    assert np.isclose(synth.privacy_ledger_.spent()[0], 2.0, rtol=1e-6)
+    assert synth.stage1_steps_ > 0
+    rows = synth.sample(20)
+    assert list(rows.columns) == list(mixed_frame.columns)

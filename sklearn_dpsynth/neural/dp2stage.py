@@ -257,10 +257,14 @@ class DP2StageSynthesizer(BaseSynthesizer):
         self.automaton_ = RowAutomaton(self.text_)
         length = max(self.text_.max_length, pseudo_text.max_length if pseudo_text else 0)
         self.model_ = self._build_model(int(rng.integers(0, 2**62)), length)
+        # separate streams: stage 2 (noisy count, batches, noise) draws the same
+        # numbers with or without stage 1, so variants with one seed are paired
+        rng_stage1, rng_stage2 = (np.random.default_rng(int(seed))
+                                  for seed in rng.integers(0, 2**62, size=2))
         with torch_threads(self.n_threads):
             try:
-                self._stage1(pseudo_text, pseudo_codes, rng, device)
-                self._stage2(codes, ledger, rng, device)
+                self._stage1(pseudo_text, pseudo_codes, rng_stage1, device)
+                self._stage2(codes, ledger, rng_stage2, device)
             finally:
                 self.model_.to("cpu").eval()
 
