@@ -8,8 +8,9 @@ to the truth.  Run from the repository root::
 
     python -m benchmarks.domain_inference --epsilon 1 --seeds 3
 
-The script only uses ``learn_domain``'s long-standing signature, so the same
-file runs on older checkouts for a before/after comparison.
+Before/after figures of the issue-9 change were taken with this script
+before ``learn_domain`` took a ``budget=ledger.share(...)`` argument (the
+old signature was ``ledger=, rho=, delta=``).
 """
 
 from __future__ import annotations

@@ -46,6 +46,14 @@ _EXTERNAL_CLASSES = (
     "pandas.Series",
     "collections.abc.Mapping",
     "collections.abc.Sequence",
+    "collections.abc.Iterable",
+    "collections.abc.Callable",
+    "torch.device",
+    "torch.nn.modules.module.Module",  # how torch.nn.Module annotations resolve
+    # the training loop's option records: internal, documented in neural/training.py
+    "sklearn_dpsynth.neural.training.DPSGDConfig",
+    "sklearn_dpsynth.neural.training.TrainingConfig",
+    "sklearn_dpsynth.neural.training.TrainingReport",
     "os.PathLike",
     "scipy.sparse._matrix.spmatrix",  # how scipy.sparse.spmatrix annotations resolve
     "sklearn.utils._bunch.Bunch",  # how sklearn.utils.Bunch annotations resolve

@@ -4,7 +4,7 @@ from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .exceptions import BudgetExceededError, DomainInferenceWarning, PrivacyWarning
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
-from .neural import DPTBARTSynthesizer, SynLMSynthesizer
+from .neural import DP2StageSynthesizer, DPTBARTSynthesizer, SynLMSynthesizer
 from .preprocessing import TableDiscretizer, describe_domain, domain_from_public_data
 from .privacy import PrivacyLedger
 
@@ -16,6 +16,7 @@ __all__ = [
     "MSTSynthesizer",
     "AIMSynthesizer",
     "DPTBARTSynthesizer",
+    "DP2StageSynthesizer",
     "SynLMSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",

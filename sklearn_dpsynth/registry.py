@@ -287,3 +287,7 @@ register_method("synlm", "sklearn_dpsynth.neural:SynLMSynthesizer", family="neur
                 extra="neural",
                 description="Causal transformer over BEGIN-framed fields in random "
                             "order, trained with DP-SGD (Sablayrolles et al. 2023).")
+register_method("dp2stage", "sklearn_dpsynth.neural:DP2StageSynthesizer", family="neural",
+                extra="neural",
+                description="Rows as text: template learning on pseudo or public data, "
+                            "then value-weighted DP fine-tuning (Afonja et al. 2024).")

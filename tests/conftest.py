@@ -25,6 +25,8 @@ FAST_SETTINGS = {
     "aim": {"max_iters": 50, "rounds": 4},
     "dptbart": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
     "synlm": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
+    "dp2stage": {"epochs": 3, "stage1_epochs": 1, "stage1_rows": 200, "d_model": 16,
+                 "n_layers": 1, "n_heads": 2, "batch_size": 64},
 }
 
 #: Every registered method, with its test settings: the contract tests are

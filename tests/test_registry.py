@@ -24,6 +24,7 @@ BUILT_IN = {
     "aim": ("AIMSynthesizer", "marginal", None),
     "dptbart": ("DPTBARTSynthesizer", "neural", "neural"),
     "synlm": ("SynLMSynthesizer", "neural", "neural"),
+    "dp2stage": ("DP2StageSynthesizer", "neural", "neural"),
 }
 
 
@@ -45,7 +46,7 @@ def no_torch(monkeypatch):
 def test_built_in_methods_in_order_with_their_classes():
     assert available_methods() == list(BUILT_IN)
     assert available_methods(family="marginal") == ["independent", "mst", "aim"]
-    assert available_methods(family="neural") == ["dptbart", "synlm"]
+    assert available_methods(family="neural") == ["dptbart", "synlm", "dp2stage"]
     for name, (class_name, family, extra) in BUILT_IN.items():
         spec = get_method_spec(name)
         assert (spec.family, spec.extra) == (family, extra)
@@ -60,7 +61,7 @@ def test_contract_tests_cover_every_registered_method():
 
 def test_unknown_name_lists_the_registered_ones():
     with pytest.raises(ValueError, match=r"Unknown method 'msst'; registered methods: "
-                                         r"independent, mst, aim, dptbart, synlm\."):
+                                         r"independent, mst, aim, dptbart, synlm, dp2stage\."):
         get_method("msst")
 
 

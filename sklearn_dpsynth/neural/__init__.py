@@ -7,7 +7,10 @@ DP-SGD through Opacus:
 * :class:`DPTBARTSynthesizer` -- one token per column in a fixed order
   (Castellon et al., DP-TBART);
 * :class:`SynLMSynthesizer` -- ``BEGIN_{col} value`` fields, fixed or
-  random field order, AugMult (Sablayrolles, Wang & Karrer).
+  random field order, AugMult (Sablayrolles, Wang & Karrer);
+* :class:`DP2StageSynthesizer` -- rows as ``key is value`` text, non-private
+  template learning on pseudo data, then DP fine-tuning with a value-weighted
+  loss and trie-constrained decoding (Afonja et al., DP-2Stage).
 
 Importing this package does not import torch; fitting, sampling or scoring
 does, and raises an ImportError naming ``pip install sklearn-dpsynth[neural]``
@@ -17,14 +20,19 @@ that import torch on import: :mod:`~sklearn_dpsynth.neural.transformer`,
 :mod:`~sklearn_dpsynth.neural.grad_rules`,
 :mod:`~sklearn_dpsynth.neural.training`,
 :mod:`~sklearn_dpsynth.neural.sampling`,
-:mod:`~sklearn_dpsynth.neural.scoring`; the torch-free ones are
+:mod:`~sklearn_dpsynth.neural.scoring`,
+:mod:`~sklearn_dpsynth.neural.text_model`,
+:mod:`~sklearn_dpsynth.neural.text_training`,
+``sklearn_dpsynth.neural.constrained``; the torch-free ones are
+``sklearn_dpsynth.neural.text``,
 :mod:`~sklearn_dpsynth.neural.vocabulary`,
 :mod:`~sklearn_dpsynth.neural.layout` and
 :mod:`~sklearn_dpsynth.neural.calibration` (its accounting is in
 :mod:`sklearn_dpsynth.privacy.dpsgd`).
 """
 
+from .dp2stage import DP2StageSynthesizer
 from .dptbart import DPTBARTSynthesizer
 from .synlm import SynLMSynthesizer
 
-__all__ = ["DPTBARTSynthesizer", "SynLMSynthesizer"]
+__all__ = ["DP2StageSynthesizer", "DPTBARTSynthesizer", "SynLMSynthesizer"]

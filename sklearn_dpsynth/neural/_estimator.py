@@ -84,7 +84,12 @@ class TransformerSynthesizer(BaseSynthesizer):
     """
 
     _parameter_constraints: dict = {**BaseSynthesizer._parameter_constraints,
-                                    **NEURAL_CONSTRAINTS}
+                                    **NEURAL_CONSTRAINTS,
+                                    "pretrain_epochs": [Interval(Real, 0, None, closed="left")],
+                                    "pretrain_lr": [Interval(Real, 0, None, closed="neither")]}
+
+    #: ``fit(..., public_data=P)`` pre-trains on ``P`` (needs ``pretrain_epochs > 0``).
+    _accepts_public_data = True
 
     # ----------------------------------------------------------- subclass API
     def _make_layout(self, sizes):
@@ -126,6 +131,9 @@ class TransformerSynthesizer(BaseSynthesizer):
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
         from ..privacy import spend_dpsgd
+        if public is not None and not self.pretrain_epochs > 0:
+            raise ValueError(f"public_data: {type(self).__name__} uses a public table only for "
+                             "non-private pre-training; set pretrain_epochs > 0 to use it.")
         from .calibration import (
             COUNT_BUDGET_SHARE,
             noisy_row_count,
@@ -150,7 +158,26 @@ class TransformerSynthesizer(BaseSynthesizer):
         self.steps_ = plan.steps
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
+        if public is not None:
+            self._pretrain(public.to_numpy(), rng, device)
         self._train(table.to_numpy(), plan, rng, device)
+
+    def _pretrain(self, public: np.ndarray, rng: np.random.Generator, device) -> None:
+        """Non-private pre-training on public codes (no ledger entry: no private data)."""
+        from .pretraining import pretrain_transformer
+
+        options = self._training_options()
+        batch = 256 if self.batch_size == "auto" else self.batch_size
+        try:
+            with torch_threads(self.n_threads):
+                pretrain_transformer(self.model_, self.layout_, public,
+                                     epochs=self.pretrain_epochs, batch_size=batch,
+                                     lr=self.pretrain_lr, warmup_steps=self.warmup_steps,
+                                     rng=rng, device=device, augmult=options["augmult"],
+                                     random_order=options["random_order"],
+                                     weight_decay=float(self.weight_decay))
+        finally:
+            self.model_.to("cpu")
 
     def _build_model(self, seed: int):
         torch = require_torch()

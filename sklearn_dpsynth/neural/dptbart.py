@@ -88,6 +88,13 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         because these models are small: on a busy machine, OpenMP threads
         spin-waiting for cores made training several times *slower*
         (measured 6x on a shared 2-core machine).
+    pretrain_epochs : float, default=0.0
+        Epochs of non-private pre-training on ``fit(..., public_data=P)``
+        before the DP-SGD run (0: none).  The public table is public: this
+        costs no budget, and the DP-SGD run starts from the pre-trained
+        weights.  Requires ``public_data`` when positive, and vice versa.
+    pretrain_lr : float, default=3e-3
+        Peak learning rate of the pre-training.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the batches, the initialisation and sampling.
         ``None`` (the default, and the only choice for a release) draws
@@ -158,7 +165,9 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
                  bin_value="uniform", d_model=64, n_layers=2,
                  n_heads=4, d_ff=None, dropout=0.0, epochs=10.0, batch_size=1024,
                  max_grad_norm=1.0, lr=1e-2, warmup_steps=10, weight_decay=0.0,
-                 grad_sample_mode="auto", device="auto", n_threads=1, random_state=None):
+                 grad_sample_mode="auto", device="auto", n_threads=1,
+                 pretrain_epochs=0.0, pretrain_lr=3e-3,
+                 random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -179,6 +188,8 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         self.grad_sample_mode = grad_sample_mode
         self.device = device
         self.n_threads = n_threads
+        self.pretrain_epochs = pretrain_epochs
+        self.pretrain_lr = pretrain_lr
         self.random_state = random_state
 
     def _make_layout(self, sizes):

@@ -99,6 +99,13 @@ class SynLMSynthesizer(TransformerSynthesizer):
         because these models are small: on a busy machine, OpenMP threads
         spin-waiting for cores made training several times *slower*
         (measured 6x on a shared 2-core machine).
+    pretrain_epochs : float, default=0.0
+        Epochs of non-private pre-training on ``fit(..., public_data=P)``
+        before the DP-SGD run (0: none).  The public table is public: this
+        costs no budget, and the DP-SGD run starts from the pre-trained
+        weights.  Requires ``public_data`` when positive, and vice versa.
+    pretrain_lr : float, default=3e-3
+        Peak learning rate of the pre-training.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the batches, the field orders, the initialisation
         and sampling.
@@ -165,7 +172,8 @@ class SynLMSynthesizer(TransformerSynthesizer):
                  augmult=1, d_model=64, n_layers=2, n_heads=4, d_ff=None, dropout=0.0,
                  epochs=6.0, batch_size=1024, max_grad_norm=1.0, lr=1e-2,
                  warmup_steps=100, weight_decay=0.01, grad_sample_mode="auto",
-                 device="auto", n_threads=1, random_state=None):
+                 device="auto", n_threads=1, pretrain_epochs=0.0, pretrain_lr=3e-3,
+                 random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -188,6 +196,8 @@ class SynLMSynthesizer(TransformerSynthesizer):
         self.grad_sample_mode = grad_sample_mode
         self.device = device
         self.n_threads = n_threads
+        self.pretrain_epochs = pretrain_epochs
+        self.pretrain_lr = pretrain_lr
         self.random_state = random_state
 
     def _make_layout(self, sizes):
