@@ -157,7 +157,8 @@ def test_methods_come_from_the_package_registry(fresh_registry, capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "method names: independent, mst, aim, dptbart, synlm, dp2stage, ghost" in help_text
+    assert ("method names: " + ", ".join(fresh_registry.available_methods())) in help_text
+    assert help_text.count("ghost") >= 1
 
 
 def test_run_benchmark_validation(dummy_method):
