@@ -237,7 +237,12 @@ class _Context:
         attribute, so their order is immaterial (the caller shuffles the rows)."""
         if n_groups * self.bound > (1 << 62):
             self._densify()
-        return np.argsort(group * self.bound + self.key)
+        if n_groups * self.bound == 1:
+            return np.arange(self.key.shape[0])
+        composite = group * self.bound + self.key
+        if n_groups * self.bound <= 1 << 16:  # numpy sorts 16-bit keys by radix, O(n)
+            return np.argsort(composite.astype(np.uint16), kind="stable")
+        return np.argsort(composite)
 
 
 def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
