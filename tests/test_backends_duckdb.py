@@ -1,5 +1,6 @@
 """The DuckDB backend: identical counts, models and ledgers as in memory."""
 
+import os
 import warnings
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 from sklearn_dpsynth.backends import NumpyTable, encode_table, open_duckdb
 from sklearn_dpsynth.domain import Domain, spec_from_declaration
+from sklearn_dpsynth.exceptions import PrivacyWarning
 from sklearn_dpsynth.marginal import MSTSynthesizer as MST
 
 duckdb = pytest.importorskip("duckdb")
@@ -123,13 +125,14 @@ def test_neighbouring_tables_differ_only_in_counts(data, tmp_path):
 
 
 def test_file_larger_than_memory_limit_fits(tmp_path):
-    """A 60 MB Parquet file (uncompressed) counted under a 40 MB DuckDB limit."""
+    """A Parquet file larger than DuckDB's memory limit is encoded and counted."""
     con = duckdb.connect()
     path = str(tmp_path / "big.parquet")
     con.execute(f"""COPY (SELECT (i % 7)::VARCHAR AS a, (i * 7919 % 1000) / 10.0 AS b,
                     random() AS c, (i % 13)::BIGINT AS d
-                    FROM range(2000000) t(i)) TO '{path}' (FORMAT parquet)""")
-    source = open_duckdb(path, memory_limit="40MB")
+                    FROM range(4000000) t(i)) TO '{path}' (FORMAT parquet)""")
+    assert os.path.getsize(path) > 30 * 2**20
+    source = open_duckdb(path, memory_limit="20MB")
     (limit,), = source.query("SELECT current_setting('memory_limit')")
     domain = Domain([
         spec_from_declaration("a", {"categories": [str(i) for i in range(7)]}, 8),
@@ -139,7 +142,38 @@ def test_file_larger_than_memory_limit_fits(tmp_path):
     ])
     table = encode_table(source, domain)
     counts = table.counts((0, 1, 2, 3))
-    assert counts.sum() == 2_000_000
+    assert counts.sum() == 4_000_000
     assert np.array_equal(counts.sum(axis=(1, 2, 3)),
-                          np.bincount(np.arange(2_000_000) % 7).astype(float))
+                          np.bincount(np.arange(4_000_000) % 7).astype(float))
     assert "MiB" in limit or "MB" in limit
+
+
+def test_glob_and_csv_inputs_count_like_memory(data, tmp_path):
+    frame, _ = data
+    half = len(frame) // 2
+    _write(frame.iloc[:half], tmp_path / "part-0.parquet")
+    _write(frame.iloc[half:], tmp_path / "part-1.parquet")
+    con = duckdb.connect()
+    con.register("frame_view", frame[["city", "score"]])
+    csv = str(tmp_path / "table.csv")
+    con.execute(f"COPY (SELECT * FROM frame_view) TO '{csv}' (HEADER, DELIMITER ',')")
+    domain = Domain([_domain()["city"], _domain()["score"]])
+    memory = encode_table(frame[["city", "score"]], domain).counts((0, 1))
+    glob = encode_table(open_duckdb(str(tmp_path / "part-*.parquet")), _domain())
+    assert np.array_equal(glob.counts((0, 4)), memory)
+    with pytest.warns(PrivacyWarning, match="CSV"):
+        source = open_duckdb(csv)
+    assert np.array_equal(encode_table(source, domain).counts((0, 1)), memory)
+
+
+def test_bad_paths_and_weights_are_clear_errors(data, tmp_path):
+    _, path = data
+    with pytest.raises(ValueError, match="Parquet"):
+        open_duckdb(str(tmp_path / "table.json"))
+    with pytest.raises(ValueError, match="could not read"):
+        open_duckdb(str(tmp_path / "missing.parquet"))
+    table = encode_table(open_duckdb(path), _domain())
+    with pytest.raises(ValueError, match="weights"):
+        table.counts((0,), weights=np.ones(3))
+    with pytest.raises(ValueError, match="non-private"):
+        MST(preprocessing="non-private").fit(path, epsilon=1.0)

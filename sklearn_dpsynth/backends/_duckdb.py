@@ -5,8 +5,10 @@ per column (the domain's public bin edges as a binary search of ``CASE``
 tests, category maps, missing and ``<other>`` codes, clipping, datetimes
 as seconds since 1970-01-01 UTC) and :meth:`DuckDBTable.counts` is a
 ``GROUP BY`` on those expressions: only contingency tables reach Python.
+The codes are written once into a temporary DuckDB table of small
+integers (spilled to disk beyond DuckDB's memory limit), never into Python.
 Domain learning reads the same engine-side histograms over the public
-grids (:meth:`DuckDBSource.range_counts`, :meth:`DuckDBSource.category_counts`).
+grids (``DuckDBSource.range_counts``, ``DuckDBSource.category_counts``).
 The counts are exact integers, identical to the in-memory backend's, and
 the noise is drawn in the library, so a seeded fit gives the same model.
 
@@ -20,12 +22,15 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
+import warnings
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
+from ..exceptions import PrivacyWarning
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
@@ -247,40 +252,79 @@ class DuckDBSource:
         return f"CAST({value} AS BIGINT)"
 
     def encode(self, domain: Domain) -> "DuckDBTable":
-        """The encoded table (lazy SQL); ValueError naming a column whose
-        values the domain cannot encode."""
+        """The encoded table, materialised as compact integer codes in a
+        temporary DuckDB table (spilled to disk beyond the memory limit).
+
+        Raises
+        ------
+        ValueError
+            Naming a column whose values the domain cannot encode (never
+            the values, nor how many).
+        """
         numbers = ", ".join(f"{self.number(c)} AS {_quote(f'__v{j}')}"
                             for j, c in enumerate(self.columns) if self._family(c) != "other")
-        prepared = DuckDBSource.__new__(DuckDBSource)
-        prepared.__dict__.update(self.__dict__)
-        if numbers:
-            prepared.relation_sql = f"(SELECT *, {numbers} FROM {self.relation_sql})"
-        return prepared._encode(domain)
-
-    def _encode(self, domain: Domain) -> "DuckDBTable":
-        expressions = []
+        prepared = self.derived(f"(SELECT *, {numbers} FROM {self.relation_sql})"
+                                if numbers else self.relation_sql)
+        expressions, failures = [], []
         for spec in domain.specs:
-            code, checks = self.code_expression(spec)
-            for condition, reason in checks:
-                (bad,), = self.query(f"SELECT count(*) > 0 FROM {{src}} WHERE {condition}")
-                if bad:
-                    raise ValueError(f"column {spec.name!r} ({self.label}) contains {reason}.")
+            code, checks = prepared.code_expression(spec)
             expressions.append(code)
-        return DuckDBTable(self, expressions, domain.columns, domain.sizes)
+            failures.extend((spec.name, condition, reason) for condition, reason in checks)
+        prepared._check(failures)
+        return DuckDBTable.materialise(prepared, expressions, domain.columns, domain.sizes)
+
+    def derived(self, relation_sql: str) -> "DuckDBSource":
+        """The same connection and view, reading ``relation_sql`` instead."""
+        out = DuckDBSource.__new__(DuckDBSource)
+        out.__dict__.update(self.__dict__)
+        out.relation_sql = relation_sql
+        return out
+
+    def _check(self, failures: list[tuple[Hashable, str, str]]) -> None:
+        """One pass testing every ``(column, condition, reason)``; ValueError on the first."""
+        if not failures:
+            return
+        tests = ", ".join(f"bool_or({condition})" for _, condition, _ in failures)
+        (flags,) = self.query(f"SELECT {tests} FROM {{src}}")
+        for (name, _, reason), bad in zip(failures, flags):
+            if bad:
+                raise ValueError(f"column {name!r} ({self.label}) contains {reason}.")
 
 
 class DuckDBTable(EncodedTable):
-    """An encoded table computed lazily by DuckDB from a :class:`DuckDBSource`.
+    """An encoded table held by DuckDB.
 
-    Nothing is materialised: every :meth:`counts` is one ``GROUP BY`` pass
-    over the source with the encoding expressions inlined.
+    :meth:`materialise` writes the codes once into a temporary table of
+    the source's connection (one byte or two per code; DuckDB spills it
+    to disk beyond its ``memory_limit``); every :meth:`counts` is then one
+    ``GROUP BY`` over it.  Only contingency tables reach Python.
+
+    Parameters
+    ----------
+    source : DuckDBSource
+        Where the codes are read (``{src}`` in its queries).
+    expressions : sequence of str
+        SQL for the codes of every column.
+    columns, sizes : sequences
+        As for :class:`EncodedTable`.
     """
 
-    def __init__(self, source: DuckDBSource, expressions: Sequence[str],
+    def __init__(self, source: Any, expressions: Sequence[str],
                  columns: Sequence[Hashable], sizes: Sequence[int]) -> None:
         super().__init__(columns, sizes)
         self._source = source
         self._expressions = list(expressions)
+
+    @classmethod
+    def materialise(cls, source: DuckDBSource, expressions: Sequence[str],
+                    columns: Sequence[Hashable], sizes: Sequence[int]) -> "DuckDBTable":
+        """Write the codes of ``expressions`` into a temporary table; the table on it."""
+        name = f"__dpsynth_codes_{next(_VIEW_IDS)}"
+        codes = ", ".join(f"CAST({e} AS {_code_type(k)}) AS k{j}"
+                          for j, (e, k) in enumerate(zip(expressions, sizes)))
+        source.run(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}").fetchall()
+        return cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
+                   columns, sizes)
 
     @property
     def n_rows(self) -> int:
@@ -334,29 +378,45 @@ class DuckDBTable(EncodedTable):
         return codes
 
     def remap(self, mappings: Sequence[np.ndarray]) -> "DuckDBTable":
-        """A lazy table of ``mappings[j][codes[:, j]]`` (a SQL list lookup)."""
+        """A new materialised table of ``mappings[j][codes[:, j]]`` (SQL list lookups)."""
         mappings = self._check_mappings(mappings)
         expressions = [f"([{', '.join(str(int(v)) for v in m)}])[{e} + 1]"
                        for e, m in zip(self._expressions, mappings)]
-        return DuckDBTable(self._source, expressions, self._columns,
-                           [int(m.max()) + 1 for m in mappings])
+        return DuckDBTable.materialise(self._source, expressions, self._columns,
+                                       [int(m.max()) + 1 for m in mappings])
+
+
+def _code_type(size: int) -> str:
+    """The smallest unsigned SQL integer type holding codes ``0..size-1``."""
+    if size <= 1 << 8:
+        return "UTINYINT"
+    if size <= 1 << 16:
+        return "USMALLINT"
+    return "UINTEGER"
 
 
 def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
-    """A :class:`DuckDBSource` for a path/glob of Parquet or CSV files, or a relation.
+    """A :class:`~sklearn_dpsynth.backends.DuckDBSource` for a path/glob of Parquet or CSV files, or a relation.
 
     Parameters
     ----------
     X : str, os.PathLike or duckdb.DuckDBPyRelation
         Files ending in ``.parquet``/``.pq`` are read with ``read_parquet``,
         ``.csv``/``.tsv`` (optionally compressed) with ``read_csv``; a
-        relation is queried on its own connection.
+        relation is queried on its own connection.  The schema of Parquet
+        files is their metadata; that of CSV files is guessed from their
+        rows (a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` says so).
     memory_limit : str, optional
         DuckDB's ``memory_limit`` for a new connection (e.g. ``"200MB"``).
 
     Returns
     -------
     DuckDBSource
+
+    Warns
+    -----
+    PrivacyWarning
+        For CSV files, whose column types DuckDB infers from the data.
     """
     duckdb = _duckdb()
     if isinstance(X, (str, os.PathLike)):
@@ -370,8 +430,17 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
             raise ValueError("X: a path must name Parquet (.parquet, .pq) or CSV (.csv, .tsv) "
                              "files, or a glob of them.")
         connection = duckdb.connect()
+        connection.execute("SET temp_directory = '"
+                           + tempfile.mkdtemp(prefix="dpsynth_duckdb_").replace("'", "''") + "'")
         if memory_limit is not None:
             connection.execute(f"SET memory_limit = '{memory_limit}'")
+        if reader == "read_csv":
+            warnings.warn(
+                "X: the column types of CSV files are guessed by DuckDB from the data "
+                "(its sniffer reads sample rows), so they are not protected by the privacy "
+                "guarantee; for a guarantee pass Parquet files, or a relation with declared "
+                "types (e.g. duckdb.read_csv(path, dtype={...})).", PrivacyWarning,
+                stacklevel=4)
         literal = "'" + path.replace("'", "''") + "'"
         try:
             return DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -13,7 +15,7 @@ from ._table import EncodedTable
 __all__ = ["encode_table", "encode_public_table"]
 
 
-def encode_table(frame: pd.DataFrame | DuckDBSource, domain: Domain) -> EncodedTable:
+def encode_table(frame: Any, domain: Domain) -> EncodedTable:
     """Encode a table on a domain, in the backend that suits its container.
 
     Parameters
