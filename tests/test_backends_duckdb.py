@@ -177,3 +177,16 @@ def test_bad_paths_and_weights_are_clear_errors(data, tmp_path):
         table.counts((0,), weights=np.ones(3))
     with pytest.raises(ValueError, match="non-private"):
         MST(preprocessing="non-private").fit(path, epsilon=1.0)
+
+
+def test_codes_table_is_dropped_with_the_encoded_table(data):
+    frame, path = data
+    con = duckdb.connect()
+    relation = con.read_parquet(path)
+    table = encode_table(open_duckdb(relation), _domain())
+    listed = "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '__dpsynth_codes_%'"
+    assert con.execute(listed).fetchall() == [(1,)]
+    del table
+    import gc
+    gc.collect()
+    assert con.execute(listed).fetchall() == [(0,)]

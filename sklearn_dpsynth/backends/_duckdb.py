@@ -24,6 +24,7 @@ import itertools
 import os
 import tempfile
 import warnings
+import weakref
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
@@ -323,8 +324,10 @@ class DuckDBTable(EncodedTable):
         codes = ", ".join(f"CAST({e} AS {_code_type(k)}) AS k{j}"
                           for j, (e, k) in enumerate(zip(expressions, sizes)))
         source.run(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}").fetchall()
-        return cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
-                   columns, sizes)
+        table = cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
+                    columns, sizes)
+        weakref.finalize(table, _drop_table, source, name)
+        return table
 
     @property
     def n_rows(self) -> int:
@@ -384,6 +387,14 @@ class DuckDBTable(EncodedTable):
                        for e, m in zip(self._expressions, mappings)]
         return DuckDBTable.materialise(self._source, expressions, self._columns,
                                        [int(m.max()) + 1 for m in mappings])
+
+
+def _drop_table(source: DuckDBSource, name: str) -> None:
+    """Drop a temporary codes table once no encoded table refers to it."""
+    try:
+        source.run(f"DROP TABLE IF EXISTS {name}").fetchall()
+    except Exception:  # the connection may already be closed  # noqa: BLE001
+        pass
 
 
 def _code_type(size: int) -> str:
