@@ -190,3 +190,26 @@ def test_codes_table_is_dropped_with_the_encoded_table(data):
     import gc
     gc.collect()
     assert con.execute(listed).fetchall() == [(0,)]
+
+
+def test_domain_learning_histograms_of_neighbours_differ_by_one_row(data, tmp_path):
+    """What domain learning reads from D and D' (one row apart): the same schema,
+    range histograms and category counts that differ by one in one cell."""
+    from sklearn_dpsynth._domain_learning import _numeric_grid
+
+    frame, _ = data
+    a = open_duckdb(_write(frame, tmp_path / "d.parquet"))
+    b = open_duckdb(_write(frame.drop(index=5), tmp_path / "dp.parquet"))
+    pd.testing.assert_frame_equal(a.schema_frame(), b.schema_frame())
+    cuts = _numeric_grid().cuts
+    assert np.abs(a.range_counts("score", cuts) - b.range_counts("score", cuts)).sum() == 1
+    expected = np.bincount(np.searchsorted(cuts, frame["score"], side="right"),
+                           minlength=cuts.size + 1)
+    assert np.array_equal(a.range_counts("score", cuts), expected)
+    values_a, counts_a = a.category_counts("city")
+    values_b, counts_b = b.category_counts("city")
+    assert sorted(values_a) == sorted(values_b)
+    diff = dict(zip(values_a, counts_a))
+    for value, count in zip(values_b, counts_b):
+        diff[value] -= count
+    assert sorted(diff.values()) == [0.0] * (len(diff) - 1) + [1.0]
