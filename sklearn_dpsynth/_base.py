@@ -11,7 +11,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
-from .backends import EncodedTable, encode_public_table, encode_table
+from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
+                       open_duckdb)
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import PrivacyLedger
 
@@ -68,9 +69,11 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+        X : pandas.DataFrame, array-like, path or duckdb relation
             The private table.  Missing values are modelled as their own
-            code where the domain allows them.
+            code where the domain allows them.  A path or glob of Parquet
+            or CSV files, or a DuckDB relation, is counted in DuckDB
+            without loading it (``pip install 'sklearn-dpsynth[duckdb]'``).
         y : None
             Ignored; present for scikit-learn API consistency.
         epsilon : float
@@ -92,7 +95,11 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._validate_params()
         epsilon, delta = check_budget(epsilon, delta)
         self._check_public_allowed(public_data)
-        frame, form = check_table(X)
+        if is_duckdb_input(X):  # counted in DuckDB, out of core
+            frame = open_duckdb(X)
+            form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
+        else:
+            frame, form = check_table(X)
         public_frame = self._align_public(public_data, form)
         rng = check_rng(self.random_state)
         ledger = PrivacyLedger(epsilon, delta)

@@ -224,12 +224,29 @@ def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
 
 
 # ------------------------------------------------------- private learning
-def _private_range(name, series, budget: _Budget, n_bins: int) -> tuple[ColumnSpec, bool]:
+def _range_counts(table: Any, name: Hashable, grid: _Grid) -> np.ndarray:
+    """Exact counts of a column's present values in the cells of ``grid``
+    (a bincount in memory, a GROUP BY in an engine: the same integers)."""
+    if isinstance(table, pd.DataFrame):
+        values = as_numbers(table[name])
+        cells = grid.cell_of(values[~np.isnan(values)])
+        return np.bincount(cells, minlength=grid.left.size).astype(float)
+    return table.range_counts(name, grid.cuts)
+
+
+def _category_counts(table: Any, name: Hashable) -> tuple[list, np.ndarray]:
+    """Present values and exact counts, in order of first appearance."""
+    if isinstance(table, pd.DataFrame):
+        counts = table[name].astype(object).value_counts(dropna=True, sort=False)
+        return list(counts.index), counts.to_numpy(dtype=float)
+    return table.category_counts(name)
+
+
+def _private_range(name, series, budget: _Budget, n_bins: int,
+                   table: Any) -> tuple[ColumnSpec, bool]:
     """Bounds from one noisy histogram on a public grid; ``(spec, has_signal)``."""
     grid = _datetime_grid() if column_kind(series) == "datetime" else _numeric_grid()
-    values = as_numbers(series)
-    cells = grid.cell_of(values[~np.isnan(values)])
-    counts = np.bincount(cells, minlength=grid.left.size).astype(float)
+    counts = _range_counts(table, name, grid)
     noisy = budget.noisy_histogram(counts, target=f"range of {name!r}")
     signal = _cells_with_signal(noisy, budget.sigma, grid.block)
     if not signal.any():
@@ -257,28 +274,28 @@ def _cells_with_signal(noisy: np.ndarray, sigma: float, block: np.ndarray) -> np
     return cell_signal | block_signal[block]
 
 
-def _private_categories(name, series, budget: _Budget,
-                        max_categories: int) -> tuple[ColumnSpec, bool]:
+def _private_categories(name, series, budget: _Budget, max_categories: int,
+                        table: Any) -> tuple[ColumnSpec, bool]:
     """Categories kept by a thresholded histogram; ``(spec, any_kept)``."""
-    observed = series.astype(object)  # a Categorical's unused categories are not candidates
-    counts = observed.value_counts(dropna=True, sort=False)
-    keep = budget.thresholded_histogram(counts.to_numpy(dtype=float),
-                                        target=f"categories of {name!r}")[:max_categories]
-    categories = sorted((counts.index[i] for i in keep), key=str)
+    # observed values only: a Categorical's unused categories are not candidates
+    values, counts = _category_counts(table, name)
+    keep = budget.thresholded_histogram(counts, target=f"categories of {name!r}")
+    categories = sorted((values[i] for i in keep[:max_categories]), key=str)
     spec = ColumnSpec(name, "categorical", categories=categories, other=True,
                       missing=can_hold_missing(series))
     return spec, bool(categories)
 
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
-                     n_bins: int, max_categories: int) -> tuple[dict, list]:
+                     n_bins: int, max_categories: int, table: Any) -> tuple[dict, list]:
     specs, no_signal = {}, []
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
-            specs[name], found = _private_categories(name, series, budget, max_categories)
+            specs[name], found = _private_categories(name, series, budget, max_categories,
+                                                     table)
         else:
-            specs[name], found = _private_range(name, series, budget, n_bins)
+            specs[name], found = _private_range(name, series, budget, n_bins, table)
         if not found:
             no_signal.append(name)
     return specs, no_signal
@@ -327,6 +344,12 @@ def _warn_nonprivate(frame: pd.DataFrame, columns: Sequence[Hashable]) -> None:
 
 
 # ------------------------------------------------------------------- entry
+def _schema(table: Any) -> pd.DataFrame:
+    """The table itself for a DataFrame; its (empty) schema frame for an engine
+    source, whose column kinds come from the SQL types."""
+    return table if isinstance(table, pd.DataFrame) else table.schema_frame()
+
+
 def learn_domain(
     frame: pd.DataFrame,
     declared: Mapping[Hashable, Any] | None,
@@ -341,8 +364,9 @@ def learn_domain(
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        The private table.
+    frame : pandas.DataFrame or backends.DuckDBSource
+        The private table; an engine source is read only through its
+        exact histograms (``range_counts``, ``category_counts``).
     declared : mapping or None
         Public entries ``{column: entry}``; see
         :func:`~sklearn_dpsynth.domain.spec_from_declaration`.
@@ -371,6 +395,7 @@ def learn_domain(
         Once, naming the privately learned columns whose noisy histogram
         carried no signal (see the module docstring for their fallback).
     """
+    table, frame = frame, _schema(frame)
     declared = dict(declared or {})
     unknown = [c for c in declared if c not in set(frame.columns)]
     if unknown:
@@ -384,6 +409,10 @@ def learn_domain(
             specs[name] = _public_spec(series)
     todo = [name for name, spec in specs.items() if spec is None]
     if todo and preprocessing == "non-private":
+        if not isinstance(table, pd.DataFrame):
+            raise ValueError(f"preprocessing='non-private' reads a table in memory; for "
+                             f"{type(table).__name__} input declare columns {todo} with "
+                             "domain= or learn them privately.")
         _warn_nonprivate(frame, todo)
         for name in todo:
             specs[name] = _nonprivate_spec(name, frame[name], n_bins, max_categories)
@@ -395,7 +424,8 @@ def learn_domain(
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
         spender = _Budget(budget, rng, budget.rho / len(todo),
                           budget.delta / max(n_categorical, 1))
-        learned, no_signal = _learn_privately(frame, todo, spender, n_bins, max_categories)
+        learned, no_signal = _learn_privately(frame, todo, spender, n_bins, max_categories,
+                                              table)
         specs.update(learned)
         if no_signal:
             _warn_no_signal(no_signal, spender)

@@ -161,3 +161,42 @@ def test_lowvar_spreads_values_evenly_over_unrelated_attributes():
                                  ["c", "f"]) - joint).max() for s in range(5)]
     assert np.abs(lowvar - joint).max() <= 4  # rounding of the two 1-way marginals
     assert np.abs(lowvar - joint).max() < min(iid_errors)
+
+
+def test_lowvar_is_reproducible_with_a_seed():
+    model = _model("overlapping")
+    first = model.sample(3000, np.random.default_rng(7))
+    again = model.sample(3000, np.random.default_rng(7))
+    other = model.sample(3000, np.random.default_rng(8))
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+
+
+def test_lowvar_context_key_reranks_instead_of_overflowing():
+    # 24 attributes of 40 values: the product of sizes (40**24) overflows int64,
+    # so the sort key of the generated attributes must be re-ranked on the way
+    domain = ModelDomain.from_mapping({f"x{i}": 40 for i in range(24)})
+    names = list(domain)
+    rng = np.random.default_rng(3)
+    cliques = [(names[i], names[i + 1]) for i in range(23)]
+    pots = {c: Factor(c, rng.normal(size=(40, 40))) for c in cliques}
+    model = GraphicalModel(domain, cliques, pots, total=1.0)
+    n = 4000
+    data = model.sample(n, np.random.default_rng(0))
+    first = model.tree.cliques[model.tree.order[0]][0]
+    counts = contingency_counts(data, domain.shape, domain.axes((first,)))
+    assert np.max(np.abs(counts - n * model.marginal((first,), normalize=True))) < 1
+
+
+def test_lowvar_rows_come_in_random_order():
+    # the first generated attribute is dealt systematically; the finished rows
+    # are shuffled, so a prefix of the sample is itself a fair sample
+    model = _model("tree")
+    data = model.sample(20000, np.random.default_rng(2))
+    first = model.tree.cliques[model.tree.order[0]][0]
+    axis = DOMAIN.axes((first,))
+    head = contingency_counts(data[:10000], DOMAIN.shape, axis)
+    tail = contingency_counts(data[10000:], DOMAIN.shape, axis)
+    expected = 10000 * model.marginal((first,), normalize=True)
+    assert not np.array_equal(data[:, axis[0]][:50], np.sort(data[:, axis[0]][:50]))
+    assert np.max(np.abs(head - expected)) < 5 * np.sqrt(expected.max())
+    assert np.max(np.abs(tail - expected)) < 5 * np.sqrt(expected.max())

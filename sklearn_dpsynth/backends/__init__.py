@@ -5,11 +5,15 @@ Every synthesizer receives the private table as an
 reads it only through it: exact contingency tables
 (:meth:`EncodedTable.counts`), blocks of rows, or all codes in memory.
 :func:`encode_table` is the single place where a table becomes codes;
-:class:`NumpyTable` is the in-memory backend used for pandas DataFrames.
+:class:`NumpyTable` is the in-memory backend used for pandas DataFrames;
+:class:`DuckDBTable` counts Parquet/CSV files, globs or DuckDB relations
+in DuckDB, out of core (``pip install 'sklearn-dpsynth[duckdb]'``).
 """
 
+from ._duckdb import DuckDBSource, DuckDBTable, is_duckdb_input, open_duckdb
 from ._encode import encode_public_table, encode_table
 from ._numpy import NumpyTable
 from ._table import EncodedTable
 
-__all__ = ["EncodedTable", "NumpyTable", "encode_table", "encode_public_table"]
+__all__ = ["EncodedTable", "NumpyTable", "DuckDBTable", "DuckDBSource", "encode_table",
+           "encode_public_table", "open_duckdb", "is_duckdb_input"]

@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
+from ._duckdb import DuckDBSource
 from ._numpy import NumpyTable
 from ._table import EncodedTable
 
 __all__ = ["encode_table", "encode_public_table"]
 
 
-def encode_table(frame: pd.DataFrame, domain: Domain) -> EncodedTable:
+def encode_table(frame: Any, domain: Domain) -> EncodedTable:
     """Encode a table on a domain, in the backend that suits its container.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
+    frame : pandas.DataFrame or DuckDBSource
         The table, with the domain's columns in the domain's order (as
-        prepared by the estimator's input checks).
+        prepared by the estimator's input checks), or a table held by
+        DuckDB (encoded lazily in SQL).
     domain : Domain
         The complete (public) domain.
 
     Returns
     -------
     EncodedTable
-        A :class:`~sklearn_dpsynth.backends.NumpyTable` for a DataFrame.
+        A :class:`~sklearn_dpsynth.backends.NumpyTable` for a DataFrame, a
+        :class:`~sklearn_dpsynth.backends.DuckDBTable` for a DuckDB source.
 
     Raises
     ------
@@ -35,6 +40,8 @@ def encode_table(frame: pd.DataFrame, domain: Domain) -> EncodedTable:
     """
     if isinstance(frame, pd.DataFrame):
         return NumpyTable(domain.encode(frame), domain.columns, domain.sizes)
+    if isinstance(frame, DuckDBSource):
+        return frame.encode(domain)
     raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame.")
 
 

@@ -160,22 +160,39 @@ def _trim_excess(counts: np.ndarray, sizes: np.ndarray) -> None:
             counts[g, np.argmax(counts[g])] -= 1
 
 
+def _parent_groups(parents: np.ndarray,
+                   n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(parents, return_inverse=True, return_counts=True)``, by counting
+    when the parents' flat index is small (no sort)."""
+    if n_cells <= max(4 * parents.shape[0], 1 << 16):
+        sizes = np.bincount(parents, minlength=n_cells)
+        groups = np.flatnonzero(sizes)
+        lookup = np.zeros(n_cells, dtype=np.int64)
+        lookup[groups] = np.arange(groups.size)
+        return groups, lookup[parents], sizes[groups]
+    groups, inverse, sizes = np.unique(parents, return_inverse=True, return_counts=True)
+    return groups, inverse.ravel(), sizes
+
+
 def _lowvar_column(
     table: np.ndarray,
     parents: np.ndarray,
     rng: np.random.Generator,
-    context: np.ndarray | None = None,
+    context: "_Context",
 ) -> np.ndarray:
     """Values of one attribute for all rows, grouped by parent values.
 
     Within a group the values are dealt out *evenly* over the rows sorted by
-    ``context`` (the attributes generated earlier that are not parents):
-    the model makes the attribute independent of them given its parents,
-    and spreading each value evenly across them reproduces that
-    independence with less sampling noise than a random shuffle.
+    the attributes generated earlier (``context``; the parents are constant
+    within a group, so this is the order of the non-parents): the model makes the attribute independent of them given
+    its parents, and spreading each value evenly across them reproduces
+    that independence with less sampling noise than a random shuffle.
+    Rows equal on every generated attribute are interchangeable, so they
+    are ordered arbitrarily here and :func:`sample_lowvar` shuffles the
+    finished rows.
     """
     n_values = table.shape[1]
-    groups, inverse, sizes = np.unique(parents, return_inverse=True, return_counts=True)
+    groups, inverse, sizes = _parent_groups(parents, table.shape[0])
     step = max(1, _CHUNK_CELLS // n_values)
     pieces = []
     for start in range(0, len(groups), step):
@@ -183,13 +200,49 @@ def _lowvar_column(
         counts = lowvar_counts(sizes[start:stop], table[groups[start:stop]], rng)
         pieces.append(_interleave(counts, rng))
     values = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-    keys = [rng.random(parents.shape[0])]
-    if context is not None and context.shape[1]:
-        keys.extend(context[:, k] for k in range(context.shape[1] - 1, -1, -1))
-    rows = np.lexsort(tuple(keys) + (inverse,))
     out = np.empty(parents.shape[0], dtype=np.int64)
-    out[rows] = values
+    out[context.sorted_rows(inverse, len(groups))] = values
     return out
+
+
+class _Context:
+    """The rows' order by every attribute generated so far, as one int64 key.
+
+    ``key`` ranks the rows lexicographically by the generated attributes
+    (first generated first) and takes values in ``0..bound-1``; equal keys
+    are rows equal on all of them.  Appending an attribute multiplies the
+    key by its size (re-ranking densely when the product would overflow),
+    so sorting by (parent group, key) costs one sort per attribute instead
+    of a sort over every earlier attribute.
+    """
+
+    def __init__(self, n_rows: int) -> None:
+        self.key = np.zeros(n_rows, dtype=np.int64)
+        self.bound = 1
+        self._limit = (1 << 62) // max(n_rows, 1)
+
+    def append(self, values: np.ndarray, size: int) -> None:
+        if self.bound * size > self._limit:
+            self._densify()
+        self.key = self.key * size + values
+        self.bound *= size
+
+    def _densify(self) -> None:
+        _, inverse = np.unique(self.key, return_inverse=True)
+        self.key = inverse.ravel().astype(np.int64)
+        self.bound = int(self.key.max()) + 1 if self.key.size else 1
+
+    def sorted_rows(self, group: np.ndarray, n_groups: int) -> np.ndarray:
+        """Rows sorted by (group, key); tied rows are equal on every generated
+        attribute, so their order is immaterial (the caller shuffles the rows)."""
+        if n_groups * self.bound > (1 << 62):
+            self._densify()
+        if n_groups * self.bound == 1:
+            return np.arange(self.key.shape[0])
+        composite = group * self.bound + self.key
+        if n_groups * self.bound <= 1 << 16:  # numpy sorts 16-bit keys by radix, O(n)
+            return np.argsort(composite.astype(np.uint16), kind="stable")
+        return np.argsort(composite)
 
 
 def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -198,17 +251,19 @@ def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     The ``k``-th copy of a value with ``c`` copies gets the key
     ``(k + u) / c`` (``u`` uniform, one per group and value); sorting a
     group's copies by key spreads every value evenly along the group
-    (systematic sampling).  Groups follow each other in order.
+    (systematic sampling).  Groups follow each other in order: the keys
+    of group ``g`` are shifted into ``[g, g + 1)`` so that one sort of the
+    shifted keys orders groups and copies at once.
     """
     n_groups, n_values = counts.shape
     flat = counts.ravel()
     values = np.repeat(np.tile(np.arange(n_values), n_groups), flat)
-    group = np.repeat(np.repeat(np.arange(n_groups), n_values), flat)
     starts = np.cumsum(flat) - flat
     copy = np.arange(values.size) - np.repeat(starts, flat)
     offset = np.repeat(rng.random(flat.size), flat)
-    key = (copy + offset) / np.repeat(np.maximum(flat, 1), flat)
-    return values[np.lexsort((rng.random(values.size), key, group))]
+    fraction = (copy + offset) / np.repeat(np.maximum(flat, 1), flat)
+    group = np.repeat(np.repeat(np.arange(n_groups, dtype=float), n_values), flat)
+    return values[np.argsort(group + fraction)]
 
 
 def sample_lowvar(
@@ -236,15 +291,14 @@ def sample_lowvar(
     """
     column = {a: k for k, a in enumerate(tree.domain)}
     data = np.zeros((n, len(column)), dtype=np.int64)
-    generated: list[str] = []
+    context = _Context(n)
     for _, known, new in _walk(tree):
         parents = known
         for attr in new:
             table = _conditional_table(beliefs, parents, (attr,))
             index = _parent_index(data, [column[a] for a in parents],
                                   tuple(tree.domain[a] for a in parents))
-            context = data[:, [column[a] for a in generated if a not in parents]]
             data[:, column[attr]] = _lowvar_column(table, index, rng, context)
+            context.append(data[:, column[attr]], tree.domain[attr])
             parents = parents + (attr,)
-            generated.append(attr)
-    return data
+    return data[rng.permutation(n)]

@@ -1,0 +1,464 @@
+"""The DuckDB backend: Parquet/CSV files, globs or relations, counted out of core.
+
+The private table stays in DuckDB.  Encoding to codes is a SQL expression
+per column (the domain's public bin edges as a binary search of ``CASE``
+tests, category maps, missing and ``<other>`` codes, clipping, datetimes
+as seconds since 1970-01-01 UTC) and :meth:`DuckDBTable.counts` is a
+``GROUP BY`` on those expressions: only contingency tables reach Python.
+The codes are written once into a temporary DuckDB table of small
+integers (spilled to disk beyond DuckDB's memory limit), never into Python.
+Domain learning reads the same engine-side histograms over the public
+grids (``DuckDBSource.range_counts``, ``DuckDBSource.category_counts``).
+The counts are exact integers, identical to the in-memory backend's, and
+the noise is drawn in the library, so a seeded fit gives the same model.
+
+Privacy: every function here returns exact counts (sensitivity 1 under
+add/remove-one-row neighbours) that the callers release only through a
+mechanism of the ledger; the schema (column names and SQL types) is
+public; error messages name columns, never values or row counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import warnings
+import weakref
+from typing import Any, Hashable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..domain import ColumnSpec, Domain
+from ..exceptions import PrivacyWarning
+from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
+
+__all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
+
+_VIEW_IDS = itertools.count()
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                  "USMALLINT", "UINTEGER", "UBIGINT")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+
+
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - exercised without the extra
+        raise ImportError("reading a path or a DuckDB relation needs duckdb: "
+                          "pip install 'sklearn-dpsynth[duckdb]'.") from None
+    return duckdb
+
+
+def is_duckdb_input(X: Any) -> bool:
+    """Whether ``X`` is a path/glob (str or PathLike) or a DuckDB relation."""
+    if isinstance(X, (str, os.PathLike)):
+        return True
+    return type(X).__name__ == "DuckDBPyRelation"
+
+
+def _quote(name: Hashable) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _double(value: float) -> str:
+    """A DOUBLE literal that round-trips ``value`` exactly."""
+    return f"CAST('{float(value)!r}' AS DOUBLE)"
+
+
+def _literal(value: Any) -> str | None:
+    """A SQL literal for a category value (None for values SQL cannot compare)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _double(value)
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return None
+
+
+def _pandas_dtype(sql_type: str) -> Any:
+    """The pandas dtype a column of this SQL type is modelled as (schema only).
+
+    Every SQL column may hold NULL, so integers and booleans map to the
+    nullable pandas dtypes (a learned domain reserves a missing code).
+    """
+    sql_type = sql_type.upper()
+    if sql_type == "BOOLEAN":
+        return pd.BooleanDtype()
+    if sql_type in _INTEGER_TYPES:
+        return pd.Int64Dtype()
+    if sql_type in _FLOAT_TYPES or sql_type.startswith("DECIMAL"):
+        return np.dtype("float64")
+    if sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type == "TIMESTAMPTZ":
+        return pd.DatetimeTZDtype("ns", "UTC")
+    if sql_type.startswith("TIMESTAMP") or sql_type == "DATE":
+        return np.dtype("datetime64[ns]")
+    return np.dtype("object")
+
+
+def _count_at_most(value: str, cuts: Sequence[float], low: int, high: int) -> str:
+    """SQL for the largest ``k`` in ``low..high`` with ``value >= cuts[k - 1]``
+    (``low`` when none): a binary search of nested CASE tests."""
+    if low == high:
+        return str(low)
+    mid = (low + high + 1) // 2
+    return (f"CASE WHEN {value} >= {_double(cuts[mid - 1])} THEN "
+            f"{_count_at_most(value, cuts, mid, high)} ELSE "
+            f"{_count_at_most(value, cuts, low, mid - 1)} END")
+
+
+class DuckDBSource:
+    """A private table held by DuckDB, before encoding.
+
+    Parameters
+    ----------
+    relation_sql : str
+        A SQL table expression (``read_parquet(...)``, a view name).
+    connection : duckdb.DuckDBPyConnection or duckdb.DuckDBPyRelation
+        Where queries run: a connection, or the relation itself (queried
+        as ``relation_sql`` through ``relation.query``).
+    label : str
+        What the caller passed, for messages (never the data).
+    """
+
+    def __init__(self, relation_sql: str, connection: Any, label: str) -> None:
+        self.connection = connection
+        self.label = label
+        self.relation_sql = relation_sql
+        self.view = relation_sql
+        described = self.run(f"SELECT * FROM {relation_sql} LIMIT 0")
+        self.columns = list(described.columns)
+        self.sql_types = {c: str(t) for c, t in zip(described.columns, described.types)}
+
+    # ------------------------------------------------------------- schema
+    def schema_frame(self) -> pd.DataFrame:
+        """An empty DataFrame with the columns' modelled pandas dtypes."""
+        return pd.DataFrame({c: pd.Series([], dtype=_pandas_dtype(t))
+                             for c, t in self.sql_types.items()})
+
+    def _family(self, name: Hashable) -> str:
+        dtype = _pandas_dtype(self.sql_types[name])
+        if pd.api.types.is_datetime64_any_dtype(dtype):
+            return "datetime"
+        if isinstance(dtype, pd.Int64Dtype) or dtype == np.dtype("float64"):
+            return "number"
+        return "other"
+
+    def number(self, name: Hashable) -> str:
+        """SQL for the column as a DOUBLE (datetimes in seconds since the
+        epoch, UTC); NULL when missing (NULL or NaN)."""
+        column = _quote(name)
+        if self._family(name) == "datetime":
+            if self.sql_types[name].upper() == "DATE":
+                column = f"CAST({column} AS TIMESTAMP)"
+            return f"(CAST(epoch_ns({column}) AS DOUBLE) / CAST(1000000000 AS DOUBLE))"
+        value = f"CAST({column} AS DOUBLE)"
+        return f"(CASE WHEN isnan({value}) THEN NULL ELSE {value} END)"
+
+    def run(self, sql: str) -> Any:
+        """A DuckDB relation for ``sql`` (``{src}`` is replaced by the source)."""
+        sql = sql.replace("{src}", self.relation_sql)
+        if type(self.connection).__name__ == "DuckDBPyRelation":
+            return self.connection.query(self.view, sql)
+        return self.connection.sql(sql)
+
+    def query(self, sql: str) -> list[tuple]:
+        """All rows of ``run(sql)``."""
+        return self.run(sql).fetchall()
+
+    # ---------------------------------------------------- domain learning
+    def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
+        """Exact counts of the present values in the cells cut by ``cuts``.
+
+        Cell ``i`` is ``[cuts[i-1], cuts[i])`` (as ``searchsorted(cuts, v,
+        side="right")``); ``len(cuts) + 1`` cells.
+        """
+        value = self.number(name)
+        cell = _count_at_most("v", cuts, 0, len(cuts))
+        rows = self.query(f"SELECT {cell} AS cell, count(*) FROM "
+                          f"(SELECT {value} AS v FROM {{src}}) WHERE v IS NOT NULL GROUP BY cell")
+        counts = np.zeros(len(cuts) + 1)
+        for cell_index, count in rows:
+            counts[cell_index] = count
+        return counts
+
+    def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
+        """Present values and their exact counts, in order of first appearance
+        (the order of ``pandas.Series.value_counts(sort=False)``)."""
+        column = _quote(name)
+        rows = self.query(
+            f"SELECT value, count(*) AS n, min(position) AS first FROM "
+            f"(SELECT {column} AS value, row_number() OVER () AS position FROM {{src}}) "
+            "WHERE value IS NOT NULL GROUP BY value ORDER BY first")
+        return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)
+
+    # ------------------------------------------------------------ encoding
+    def code_expression(self, spec: ColumnSpec) -> tuple[str, list[tuple[str, str]]]:
+        """SQL for the codes of one column, and ``(condition, reason)`` pairs
+        whose truth on any row makes the table unencodable."""
+        name = spec.name
+        column = _quote(name)
+        checks = []
+        if spec.kind == "categorical" or (spec.kind != "numeric"
+                                          and self._family(name) == "other"):
+            present = f"{column} IS NOT NULL"
+            code = self._categorical_code(spec, column)
+        else:
+            value = _quote(f"__v{self.columns.index(name)}")
+            present = f"{value} IS NOT NULL"
+            code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
+                    else self._codes_code(spec, value, checks))
+        if spec.kind == "categorical" and spec.other_code is None:
+            checks.append((f"({present}) AND ({code}) < 0", "values outside the declared "
+                           "categories; declare them, or allow other=True"))
+        if spec.missing:
+            code = f"(CASE WHEN {present} THEN {code} ELSE {spec.missing_code} END)"
+        else:
+            checks.append((f"NOT ({present})", "missing values but its domain does not allow "
+                           "them; declare it with missing=True"))
+        return code, checks
+
+    @staticmethod
+    def _categorical_code(spec: ColumnSpec, column: str) -> str:
+        fallback = -1 if spec.other_code is None else spec.other_code
+        cases = [f"WHEN {column} = {lit} THEN {i}"
+                 for i, lit in enumerate(_literal(c) for c in spec.categories) if lit is not None]
+        if not cases:
+            return str(fallback)
+        return f"(CASE {' '.join(cases)} ELSE {fallback} END)"
+
+    @staticmethod
+    def _numeric_code(spec: ColumnSpec, value: str, checks: list) -> str:
+        low, high = _double(spec.edges[0]), _double(spec.edges[-1])
+        if not spec.clip:
+            checks.append((f"{value} < {low} OR {value} > {high}", "values outside the "
+                           "declared bounds; declare wider bounds or clip=True"))
+        clipped = f"least(greatest({value}, {low}), {high})"
+        code = _count_at_most(clipped, spec.edges[1:], 0, spec.n_bins - 1)
+        points = " ".join(f"WHEN {clipped} = {_double(p)} THEN {spec.n_bins + i}"
+                          for i, p in enumerate(spec.points))
+        return f"(CASE {points} ELSE {code} END)" if points else code
+
+    @staticmethod
+    def _codes_code(spec: ColumnSpec, value: str, checks: list) -> str:
+        checks.append((f"round_even({value}, 0) <> {value} OR {value} < 0 OR "
+                       f"{value} >= {spec.n_codes}", "values must be integer codes in "
+                       f"0..{spec.n_codes - 1}"))
+        return f"CAST({value} AS BIGINT)"
+
+    def encode(self, domain: Domain) -> "DuckDBTable":
+        """The encoded table, materialised as compact integer codes in a
+        temporary DuckDB table (spilled to disk beyond the memory limit).
+
+        Raises
+        ------
+        ValueError
+            Naming a column whose values the domain cannot encode (never
+            the values, nor how many).
+        """
+        numbers = ", ".join(f"{self.number(c)} AS {_quote(f'__v{j}')}"
+                            for j, c in enumerate(self.columns) if self._family(c) != "other")
+        prepared = self.derived(f"(SELECT *, {numbers} FROM {self.relation_sql})"
+                                if numbers else self.relation_sql)
+        expressions, failures = [], []
+        for spec in domain.specs:
+            code, checks = prepared.code_expression(spec)
+            expressions.append(code)
+            failures.extend((spec.name, condition, reason) for condition, reason in checks)
+        prepared._check(failures)
+        return DuckDBTable.materialise(prepared, expressions, domain.columns, domain.sizes)
+
+    def derived(self, relation_sql: str) -> "DuckDBSource":
+        """The same connection and view, reading ``relation_sql`` instead."""
+        out = DuckDBSource.__new__(DuckDBSource)
+        out.__dict__.update(self.__dict__)
+        out.relation_sql = relation_sql
+        return out
+
+    def _check(self, failures: list[tuple[Hashable, str, str]]) -> None:
+        """One pass testing every ``(column, condition, reason)``; ValueError on the first."""
+        if not failures:
+            return
+        tests = ", ".join(f"bool_or({condition})" for _, condition, _ in failures)
+        (flags,) = self.query(f"SELECT {tests} FROM {{src}}")
+        for (name, _, reason), bad in zip(failures, flags):
+            if bad:
+                raise ValueError(f"column {name!r} ({self.label}) contains {reason}.")
+
+
+class DuckDBTable(EncodedTable):
+    """An encoded table held by DuckDB.
+
+    :meth:`materialise` writes the codes once into a temporary table of
+    the source's connection (one byte or two per code; DuckDB spills it
+    to disk beyond its ``memory_limit``); every :meth:`counts` is then one
+    ``GROUP BY`` over it.  Only contingency tables reach Python.
+
+    Parameters
+    ----------
+    source : DuckDBSource
+        Where the codes are read (``{src}`` in its queries).
+    expressions : sequence of str
+        SQL for the codes of every column.
+    columns, sizes : sequences
+        As for :class:`EncodedTable`.
+    """
+
+    def __init__(self, source: Any, expressions: Sequence[str],
+                 columns: Sequence[Hashable], sizes: Sequence[int]) -> None:
+        super().__init__(columns, sizes)
+        self._source = source
+        self._expressions = list(expressions)
+
+    @classmethod
+    def materialise(cls, source: DuckDBSource, expressions: Sequence[str],
+                    columns: Sequence[Hashable], sizes: Sequence[int]) -> "DuckDBTable":
+        """Write the codes of ``expressions`` into a temporary table; the table on it."""
+        name = f"__dpsynth_codes_{next(_VIEW_IDS)}"
+        codes = ", ".join(f"CAST({e} AS {_code_type(k)}) AS k{j}"
+                          for j, (e, k) in enumerate(zip(expressions, sizes)))
+        source.run(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}").fetchall()
+        table = cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
+                    columns, sizes)
+        weakref.finalize(table, _drop_table, source, name)
+        return table
+
+    @property
+    def n_rows(self) -> int:
+        """Exact number of rows: private for the table passed to ``fit``."""
+        (count,), = self._source.query("SELECT count(*) FROM {src}")
+        return int(count)
+
+    def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
+        if weights is not None:
+            raise ValueError("weights: a DuckDB table is counted in the engine, without "
+                             "per-row weights; load it with to_numpy() to weight it.")
+        shape = tuple(self._sizes[c] for c in columns)
+        out = np.zeros(shape)
+        if not columns:
+            out[()] = self.n_rows
+            return out
+        keys = ", ".join(f"{self._expressions[c]} AS k{i}" for i, c in enumerate(columns))
+        groups = ", ".join(f"k{i}" for i in range(len(columns)))
+        rows = self._source.query(f"SELECT {groups}, count(*) FROM "
+                                  f"(SELECT {keys} FROM {{src}}) GROUP BY {groups}")
+        if rows:
+            index = np.array([r[:-1] for r in rows], dtype=np.int64)
+            out[tuple(index.T)] = np.array([r[-1] for r in rows], dtype=float)
+        return out
+
+    def _select(self) -> str:
+        codes = ", ".join(f"{e} AS k{j}" for j, e in enumerate(self._expressions))
+        return f"SELECT {codes} FROM {self._source.relation_sql}"
+
+    def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
+        """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed."""
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+                or chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
+        rows_iterator = iter(self._source.run(self._select()).iter_rows())
+        while True:
+            rows = list(itertools.islice(rows_iterator, int(chunk_rows)))
+            if not rows:
+                break
+            block = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
+            block.flags.writeable = False
+            yield block
+
+    def to_numpy(self) -> np.ndarray:
+        """All codes in memory (int64, read-only): for small tables only."""
+        arrays = self._source.run(self._select()).fetchnumpy()
+        codes = np.column_stack([np.asarray(arrays[f"k{j}"], dtype=np.int64)
+                                 for j in range(self.n_columns)]) if self.n_columns else \
+            np.zeros((0, 0), dtype=np.int64)
+        codes.flags.writeable = False
+        return codes
+
+    def remap(self, mappings: Sequence[np.ndarray]) -> "DuckDBTable":
+        """A new materialised table of ``mappings[j][codes[:, j]]`` (SQL list lookups)."""
+        mappings = self._check_mappings(mappings)
+        expressions = [f"([{', '.join(str(int(v)) for v in m)}])[{e} + 1]"
+                       for e, m in zip(self._expressions, mappings)]
+        return DuckDBTable.materialise(self._source, expressions, self._columns,
+                                       [int(m.max()) + 1 for m in mappings])
+
+
+def _drop_table(source: DuckDBSource, name: str) -> None:
+    """Drop a temporary codes table once no encoded table refers to it."""
+    try:
+        source.run(f"DROP TABLE IF EXISTS {name}").fetchall()
+    except Exception:  # the connection may already be closed  # noqa: BLE001
+        pass
+
+
+def _code_type(size: int) -> str:
+    """The smallest unsigned SQL integer type holding codes ``0..size-1``."""
+    if size <= 1 << 8:
+        return "UTINYINT"
+    if size <= 1 << 16:
+        return "USMALLINT"
+    return "UINTEGER"
+
+
+def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
+    """A :class:`~sklearn_dpsynth.backends.DuckDBSource` for a path/glob of Parquet or CSV files, or a relation.
+
+    Parameters
+    ----------
+    X : str, os.PathLike or duckdb.DuckDBPyRelation
+        Files ending in ``.parquet``/``.pq`` are read with ``read_parquet``,
+        ``.csv``/``.tsv`` (optionally compressed) with ``read_csv``; a
+        relation is queried on its own connection.  The schema of Parquet
+        files is their metadata; that of CSV files is guessed from their
+        rows (a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` says so).
+    memory_limit : str, optional
+        DuckDB's ``memory_limit`` for a new connection (e.g. ``"200MB"``).
+
+    Returns
+    -------
+    DuckDBSource
+
+    Warns
+    -----
+    PrivacyWarning
+        For CSV files, whose column types DuckDB infers from the data.
+    """
+    duckdb = _duckdb()
+    if isinstance(X, (str, os.PathLike)):
+        path = os.fspath(X)
+        lowered = path.lower()
+        if lowered.endswith((".parquet", ".pq")):
+            reader = "read_parquet"
+        elif any(lowered.endswith(s) for s in (".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+            reader = "read_csv"
+        else:
+            raise ValueError("X: a path must name Parquet (.parquet, .pq) or CSV (.csv, .tsv) "
+                             "files, or a glob of them.")
+        connection = duckdb.connect()
+        connection.execute("SET temp_directory = '"
+                           + tempfile.mkdtemp(prefix="dpsynth_duckdb_").replace("'", "''") + "'")
+        if memory_limit is not None:
+            connection.execute(f"SET memory_limit = '{memory_limit}'")
+        if reader == "read_csv":
+            warnings.warn(
+                "X: the column types of CSV files are guessed by DuckDB from the data "
+                "(its sniffer reads sample rows), so they are not protected by the privacy "
+                "guarantee; for a guarantee pass Parquet files, or a relation with declared "
+                "types (e.g. duckdb.read_csv(path, dtype={...})).", PrivacyWarning,
+                stacklevel=4)
+        literal = "'" + path.replace("'", "''") + "'"
+        try:
+            return DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
+        except duckdb.Error:
+            raise ValueError("X: DuckDB could not read the path given (no such file, or "
+                             "not a readable table).") from None
+    if type(X).__name__ == "DuckDBPyRelation":
+        view = f"__dpsynth_source_{next(_VIEW_IDS)}"
+        return DuckDBSource(view, X, "a DuckDB relation")
+    raise TypeError(f"no DuckDB reader for a {type(X).__name__}.")

@@ -1,0 +1,215 @@
+"""The DuckDB backend: identical counts, models and ledgers as in memory."""
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth.backends import NumpyTable, encode_table, open_duckdb
+from sklearn_dpsynth.domain import Domain, spec_from_declaration
+from sklearn_dpsynth.exceptions import PrivacyWarning
+from sklearn_dpsynth.marginal import MSTSynthesizer as MST
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def _frame(n=3000, seed=0):
+    """NaN, rare categories (<other>), numbers to clip, datetimes with NaT."""
+    rng = np.random.default_rng(seed)
+    cats = np.array(["a", "b", "c", "rare1", "rare2"], dtype=object)
+    city = cats[rng.choice(5, size=n, p=[0.5, 0.3, 0.198, 0.001, 0.001])]
+    city[rng.random(n) < 0.05] = None
+    income = rng.lognormal(10, 1, size=n)
+    income[rng.random(n) < 0.1] = np.nan
+    age = pd.array(rng.integers(18, 90, size=n), dtype="Int64")
+    age[rng.random(n) < 0.02] = pd.NA
+    stamps = pd.Series(pd.to_datetime("2000-01-01") + pd.to_timedelta(
+        rng.integers(0, 20 * 365, size=n), unit="D")).astype("datetime64[ns]")
+    stamps[rng.random(n) < 0.03] = pd.NaT
+    return pd.DataFrame({"city": city, "income": income, "age": age, "when": stamps,
+                         "score": rng.normal(0, 5, size=n)})
+
+
+def _write(frame, path):
+    con = duckdb.connect()
+    con.register("frame_view", frame)
+    con.execute(f"COPY (SELECT * FROM frame_view) TO '{path}' (FORMAT parquet)")
+    con.close()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    frame = _frame()
+    return frame, _write(frame, tmp_path_factory.mktemp("duck") / "table.parquet")
+
+
+def _domain():
+    return Domain([
+        spec_from_declaration("city", {"categories": ["a", "b"], "other": True,
+                                       "missing": True}, 8),
+        spec_from_declaration("income", {"bounds": (0, 60000), "clip": True,
+                                         "missing": True}, 8),
+        spec_from_declaration("age", {"bounds": (20, 80), "integer": True, "clip": True,
+                                      "missing": True}, 8),
+        spec_from_declaration("when", {"bounds": ("2003-01-01", "2015-06-01"), "clip": True,
+                                       "missing": True}, 8),
+        spec_from_declaration("score", {"bounds": (-8, 8), "clip": True}, 5),
+    ])
+
+
+def test_counts_identical_to_numpy(data):
+    frame, path = data
+    domain = _domain()
+    memory = encode_table(frame, domain)
+    engine = encode_table(open_duckdb(path), domain)
+    assert engine.sizes == memory.sizes
+    for columns in [(), (0,), (1,), (2,), (3,), (4,), (0, 3), (3, 1, 2), (4, 2, 0, 1)]:
+        assert np.array_equal(engine.counts(columns), memory.counts(columns)), columns
+    assert np.array_equal(np.sort(engine.to_numpy(), axis=0), np.sort(memory.to_numpy(), axis=0))
+    mapping = [np.arange(k) // 2 for k in domain.sizes]
+    assert np.array_equal(engine.remap(mapping).counts((0, 1)),
+                          memory.remap(mapping).counts((0, 1)))
+    blocks = list(engine.iter_chunks(1000))
+    assert sum(len(b) for b in blocks) == len(frame) and all(len(b) <= 1000 for b in blocks)
+
+
+def test_relation_input_counts_identical(data):
+    frame, path = data
+    con = duckdb.connect()
+    relation = con.read_parquet(path)
+    domain = _domain()
+    engine = encode_table(open_duckdb(relation), domain)
+    assert np.array_equal(engine.counts((0, 2)), encode_table(frame, domain).counts((0, 2)))
+
+
+def _fit(X, seed=3):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return MST(random_state=seed).fit(X, epsilon=2.0)
+
+
+def test_same_seed_same_model_samples_and_ledger(data):
+    """Domain learned privately on both paths (noisy histograms, thresholded
+    categories), then MST: identical domain, ledger, model and samples."""
+    frame, path = data
+    memory, engine = _fit(frame), _fit(path)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
+    # the container dtype follows the input schema (SQL VARCHAR -> object)
+    pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500), check_dtype=False)
+
+
+def test_encoding_errors_name_the_column_not_values(data, tmp_path):
+    frame, _ = data
+    path = _write(frame.assign(city=frame["city"].fillna("a")), tmp_path / "t.parquet")
+    strict = Domain([spec_from_declaration("city", {"categories": ["a", "b"]}, 8)] +
+                    list(_domain().specs[1:]))
+    with pytest.raises(ValueError, match="'city'") as error:
+        encode_table(open_duckdb(path), strict)
+    assert "rare1" not in str(error.value) and "c'" not in str(error.value)
+
+
+def test_neighbouring_tables_differ_only_in_counts(data, tmp_path):
+    """D and D' one row apart: same schema, encodings and sizes; counts off by one."""
+    frame, _ = data
+    d = _write(frame, tmp_path / "d.parquet")
+    d_prime = _write(frame.iloc[1:], tmp_path / "dp.parquet")
+    a, b = encode_table(open_duckdb(d), _domain()), encode_table(open_duckdb(d_prime), _domain())
+    assert a.sizes == b.sizes and a.columns == b.columns
+    assert np.abs(a.counts((0, 1)) - b.counts((0, 1))).sum() == 1
+
+
+def test_file_larger_than_memory_limit_fits(tmp_path):
+    """A Parquet file larger than DuckDB's memory limit is encoded and counted."""
+    con = duckdb.connect()
+    path = str(tmp_path / "big.parquet")
+    con.execute(f"""COPY (SELECT (i % 7)::VARCHAR AS a, (i * 7919 % 1000) / 10.0 AS b,
+                    random() AS c, (i % 13)::BIGINT AS d
+                    FROM range(4000000) t(i)) TO '{path}' (FORMAT parquet)""")
+    assert os.path.getsize(path) > 30 * 2**20
+    source = open_duckdb(path, memory_limit="20MB")
+    (limit,), = source.query("SELECT current_setting('memory_limit')")
+    domain = Domain([
+        spec_from_declaration("a", {"categories": [str(i) for i in range(7)]}, 8),
+        spec_from_declaration("b", {"bounds": (0, 100)}, 16),
+        spec_from_declaration("c", {"bounds": (0, 1)}, 16),
+        spec_from_declaration("d", {"bounds": (0, 12), "integer": True, "missing": True}, 16),
+    ])
+    table = encode_table(source, domain)
+    counts = table.counts((0, 1, 2, 3))
+    assert counts.sum() == 4_000_000
+    assert np.array_equal(counts.sum(axis=(1, 2, 3)),
+                          np.bincount(np.arange(4_000_000) % 7).astype(float))
+    assert "MiB" in limit or "MB" in limit
+
+
+def test_glob_and_csv_inputs_count_like_memory(data, tmp_path):
+    frame, _ = data
+    half = len(frame) // 2
+    _write(frame.iloc[:half], tmp_path / "part-0.parquet")
+    _write(frame.iloc[half:], tmp_path / "part-1.parquet")
+    con = duckdb.connect()
+    con.register("frame_view", frame[["city", "score"]])
+    csv = str(tmp_path / "table.csv")
+    con.execute(f"COPY (SELECT * FROM frame_view) TO '{csv}' (HEADER, DELIMITER ',')")
+    domain = Domain([_domain()["city"], _domain()["score"]])
+    memory = encode_table(frame[["city", "score"]], domain).counts((0, 1))
+    glob = encode_table(open_duckdb(str(tmp_path / "part-*.parquet")), _domain())
+    assert np.array_equal(glob.counts((0, 4)), memory)
+    with pytest.warns(PrivacyWarning, match="CSV"):
+        source = open_duckdb(csv)
+    assert np.array_equal(encode_table(source, domain).counts((0, 1)), memory)
+
+
+def test_bad_paths_and_weights_are_clear_errors(data, tmp_path):
+    _, path = data
+    with pytest.raises(ValueError, match="Parquet"):
+        open_duckdb(str(tmp_path / "table.json"))
+    with pytest.raises(ValueError, match="could not read"):
+        open_duckdb(str(tmp_path / "missing.parquet"))
+    table = encode_table(open_duckdb(path), _domain())
+    with pytest.raises(ValueError, match="weights"):
+        table.counts((0,), weights=np.ones(3))
+    with pytest.raises(ValueError, match="non-private"):
+        MST(preprocessing="non-private").fit(path, epsilon=1.0)
+
+
+def test_codes_table_is_dropped_with_the_encoded_table(data):
+    frame, path = data
+    con = duckdb.connect()
+    relation = con.read_parquet(path)
+    table = encode_table(open_duckdb(relation), _domain())
+    listed = "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '__dpsynth_codes_%'"
+    assert con.execute(listed).fetchall() == [(1,)]
+    del table
+    import gc
+    gc.collect()
+    assert con.execute(listed).fetchall() == [(0,)]
+
+
+def test_domain_learning_histograms_of_neighbours_differ_by_one_row(data, tmp_path):
+    """What domain learning reads from D and D' (one row apart): the same schema,
+    range histograms and category counts that differ by one in one cell."""
+    from sklearn_dpsynth._domain_learning import _numeric_grid
+
+    frame, _ = data
+    a = open_duckdb(_write(frame, tmp_path / "d.parquet"))
+    b = open_duckdb(_write(frame.drop(index=5), tmp_path / "dp.parquet"))
+    pd.testing.assert_frame_equal(a.schema_frame(), b.schema_frame())
+    cuts = _numeric_grid().cuts
+    assert np.abs(a.range_counts("score", cuts) - b.range_counts("score", cuts)).sum() == 1
+    expected = np.bincount(np.searchsorted(cuts, frame["score"], side="right"),
+                           minlength=cuts.size + 1)
+    assert np.array_equal(a.range_counts("score", cuts), expected)
+    values_a, counts_a = a.category_counts("city")
+    values_b, counts_b = b.category_counts("city")
+    assert sorted(values_a) == sorted(values_b)
+    diff = dict(zip(values_a, counts_a))
+    for value, count in zip(values_b, counts_b):
+        diff[value] -= count
+    assert sorted(diff.values()) == [0.0] * (len(diff) - 1) + [1.0]
