@@ -224,11 +224,11 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
                              f"{list(spec.domain_.sizes)} differ from the fit's "
                              f"{list(domain.sizes)}.")
         return SynthesizerGenerator(spec, n_resample)
-    if isinstance(spec, RowGenerator):
+    if isinstance(spec, RowGenerator) and not isinstance(spec, type):
         return spec
     if callable(spec):
         made = spec(domain, public)
-        if not isinstance(made, RowGenerator):
+        if not isinstance(made, RowGenerator) or isinstance(made, type):
             raise ValueError("generator: the factory must return an object with "
                              "random_rows(n, rng) and variations(rows, rng).")
         return made

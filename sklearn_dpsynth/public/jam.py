@@ -29,7 +29,7 @@ _ABS_NOISE = math.sqrt(2.0 / math.pi)
 MEASURE_SHARE = 0.9
 
 #: Rounds planned per column when ``rounds`` is None.
-ROUNDS_PER_COLUMN = 3
+ROUNDS_PER_COLUMN = 1
 
 
 class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
@@ -51,13 +51,15 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
       candidate's public option is used at most once.
 
     With ``rho`` the zCDP budget left after domain learning and ``T``
-    planned rounds (``rounds``, default ``3 d``): the row count is measured
-    first at ``0.9 rho / (T + 1)``; each round spends ``0.1 rho / (T + 1)``
-    on an exponential-mechanism selection among all options and, when the
-    private option wins, ``0.9 rho / (T + 1)`` on the measurement (a
-    public choice leaves it for later rounds); when the budget left cannot
-    pay two rounds, the round spends all of it.  A public answer enters the
-    estimation as a measurement with the round's ``sigma``.  The model is
+    rounds (``rounds``; default ``d``, the number of columns): the row count
+    is measured first at ``0.9 rho / (T + 1)``; round ``t`` gets an equal
+    share ``r_t = rho_left / (T - t + 1)`` of the budget left, spends
+    ``0.1 r_t`` on an exponential-mechanism selection among all options and,
+    when a private option wins, ``0.9 r_t`` on the measurement (a public
+    choice leaves it to later rounds).  The last round offers private
+    options only and spends all that is left.  A public answer enters the
+    estimation as a measurement with the round's ``sigma``.  The model may
+    grow to ``max_model_size * t / T`` MiB by round ``t``.  The model is
     re-estimated after each round (warm-started Private-PGM) and once more
     at the end.  Without ``public_data`` the public option proposes uniform
     marginals ("JAM(uniform)").
@@ -79,9 +81,10 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         ``None`` is every 2-way marginal of at most 10,000 cells.  The
         candidates are its marginals and their subsets, weighted as in AIM.
     rounds : int, default=None
-        Planned rounds ``T`` (``3 * n_columns`` when None).
+        Rounds ``T`` (``n_columns`` when None).
     max_model_size : float, default=80
-        Largest model (MiB of log-potentials) a selection may create.
+        Largest final model (MiB of log-potentials); by round ``t`` the
+        model may use ``t / T`` of it.
     max_iters : int, default=100
         Mirror-descent steps of each round's re-estimation.
     final_max_iters : int, default=500
@@ -176,7 +179,7 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         run = _JamRun(self, table, ledger, rng, weights, _public_shares(public, weights,
                                                                         table.sizes))
         run.start(ledger.rho_remaining() / (rounds + 1))
-        run.loop()
+        run.loop(rounds)
         self.model_, _ = run.refit(self.final_max_iters)
         self.history_ = run.history
         self.n_public_ = sum(1 for h in run.history if h["source"] == "public")
@@ -245,21 +248,22 @@ class _JamRun:
         return estimate(self.domain, self.measurements, cliques=cliques, potentials=self.model,
                         max_iters=max_iters, tol=self.owner.tol)
 
-    def loop(self) -> None:
-        """Rounds until the budget is spent."""
-        while self.ledger.rho_remaining() > 0:
-            remaining = self.ledger.rho_remaining()
-            rho = remaining if remaining < 2.0 * self.rho_round else self.rho_round
-            info = self.round(len(self.history) + 1, rho)
+    def loop(self, rounds: int) -> None:
+        """``rounds`` rounds, each with an equal share of the budget left."""
+        for round_ in range(1, rounds + 1):
+            rho = self.ledger.rho_remaining() / (rounds - round_ + 1)
+            last = round_ == rounds
+            info = self.round(round_, self.ledger.rho_remaining() if last else rho,
+                              allow_public=not last,
+                              size_limit=self.owner.max_model_size * round_ / rounds)
             self.history.append(info)
             _progress(self.owner.verbose,
-                      f"JAM round {info['round']}: {info['source']} {info['clique']}, "
-                      f"{100 * (1 - self.ledger.rho_remaining() / self.ledger.rho_budget):.0f}%"
-                      " of the budget")
+                      f"JAM round {round_}/{rounds}: {info['source']} {info['clique']}")
 
-    def round(self, round_: int, rho: float) -> dict:
+    def round(self, round_: int, rho: float, allow_public: bool, size_limit: float) -> dict:
         """Select an option, measure or take the public answer, re-estimate."""
-        options, scores, sensitivity = self.options(MEASURE_SHARE * rho)
+        options, scores, sensitivity = self.options(MEASURE_SHARE * rho, allow_public,
+                                                    size_limit)
         pick = self.ledger.select(scores, rho=(1.0 - MEASURE_SHARE) * rho, rng=self.rng,
                                   sensitivity=sensitivity,
                                   target=f"JAM round {round_}: marginal and source")
@@ -279,17 +283,18 @@ class _JamRun:
                 "source": source, "sigma": sigma, "selection_rho": (1 - MEASURE_SHARE) * rho,
                 "measurement_rho": MEASURE_SHARE * rho if source == "private" else 0.0}
 
-    def options(self, rho_measure: float) -> tuple[list, np.ndarray, float]:
+    def options(self, rho_measure: float, allow_public: bool,
+                size_limit: float) -> tuple[list, np.ndarray, float]:
         """Eligible (marginal, source) options, their private scores and sensitivity."""
         sigma = self.ledger.sigma_for(rho_measure)
         options, scores = [], []
-        for marginal in self.eligible():
+        for marginal in self.eligible(size_limit):
             weight = self.weights[marginal]
             true = self.true_counts(marginal)
             error = np.abs(true - self.model.marginal(self.clique(marginal)).ravel()).sum()
             options.append((marginal, "private"))
             scores.append(weight * (error - _ABS_NOISE * sigma * true.size))
-            if marginal in self.public_left:
+            if allow_public and marginal in self.public_left:
                 public_error = np.abs(true - self.n_hat * self.public[marginal]).sum()
                 options.append((marginal, "public"))
                 scores.append(weight * (error - public_error))
@@ -297,8 +302,8 @@ class _JamRun:
         sensitivity = max(self.weights[m] for m, _ in options) * (2.0 if has_public else 1.0)
         return options, np.array(scores), sensitivity
 
-    def eligible(self) -> list[Marginal]:
-        """Candidates the model covers or whose addition keeps it within ``max_model_size``."""
+    def eligible(self, size_limit: float) -> list[Marginal]:
+        """Candidates the model covers or whose addition keeps it within ``size_limit`` MiB."""
         tree = self.model.tree
         key, cache = self._sizes
         if key != tuple(tree.cliques):
@@ -312,6 +317,6 @@ class _JamRun:
                 continue
             if marginal not in cache:
                 cache[marginal] = model_size_mb(tree.domain, list(tree.cliques) + [clique])
-            if cache[marginal] <= self.owner.max_model_size:
+            if cache[marginal] <= size_limit:
                 out.append(marginal)
         return out
