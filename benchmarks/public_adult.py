@@ -101,6 +101,12 @@ METHODS: dict[str, tuple[Callable, str | None]] = {
     "pe_public_1": (_synth(PE, generator="public", rounds=1), "public"),
     "pe_public_3": (_synth(PE, generator="public", rounds=3), "public"),
     "pe_ood_1": (_synth(PE, generator="public", rounds=1), "ood"),
+    # The paper's ablations: budget schedule across rounds, candidates per row.
+    "pe_public_3_even": (_synth(PE, generator="public", rounds=3, schedule="even"), "public"),
+    "pe_public_3_decreasing": (_synth(PE, generator="public", rounds=3,
+                                      schedule="decreasing"), "public"),
+    "pe_public_1_ratio1": (_synth(PE, generator="public", candidate_ratio=1.0), "public"),
+    "pe_public_1_ratio4": (_synth(PE, generator="public", candidate_ratio=4.0), "public"),
 }
 
 #: Rows with no budget: a public table taken as the synthetic data.
@@ -196,6 +202,9 @@ def _plot(summary: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 5))
+    ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+    ablation = summary["method"].str.contains("_even|_decreasing|_ratio")
+    summary = summary[~ablation]
     finite = summary[np.isfinite(summary["epsilon"])]
     for method, group in finite.groupby("method"):
         style = "--" if "pe_" in method else ("-." if "ood" in method else "-")

@@ -229,15 +229,14 @@ class _JamRun:
 
     # ------------------------------------------------------------ steps
     def start(self, rho_round: float) -> None:
-        """Measure the row count and fit the first (uniform) model."""
-        self.rho_round = rho_round
-        self.sigma = self.ledger.sigma_for(MEASURE_SHARE * rho_round)
+        """Measure the row count (a round's measurement share) and fit a uniform model."""
+        sigma = self.ledger.sigma_for(MEASURE_SHARE * rho_round)
         count = np.array([self.table.counts([0]).sum()])
-        noisy = self.ledger.gaussian(count, sigma=self.sigma, rng=self.rng,
-                                     target="row count", n_cells=1)
+        noisy = self.ledger.gaussian(count, sigma=sigma, rng=self.rng, target="row count",
+                                     n_cells=1)
         self.n_hat = max(float(noisy[0]), 1.0)
         query = np.ones((1, self.domain[self.names[0]]))
-        self.measurements.append(Measurement((self.names[0],), noisy, self.sigma, query))
+        self.measurements.append(Measurement((self.names[0],), noisy, sigma, query))
         self.model, _ = self.refit(self.owner.max_iters)
 
     def refit(self, max_iters: int) -> tuple[GraphicalModel, dict]:
