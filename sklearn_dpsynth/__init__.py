@@ -2,9 +2,11 @@
 
 from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
+from .evolution import PrivateEvolutionSynthesizer
 from .exceptions import BudgetExceededError, DomainInferenceWarning, PrivacyWarning
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .neural import DP2StageSynthesizer, DPTBARTSynthesizer, SynLMSynthesizer
+from .public import JAMSynthesizer, MSTPublicSynthesizer, PMWPubSynthesizer
 from .preprocessing import TableDiscretizer, describe_domain, domain_from_public_data
 from .privacy import PrivacyLedger
 
@@ -17,6 +19,10 @@ __all__ = [
     "AIMSynthesizer",
     "DPTBARTSynthesizer",
     "DP2StageSynthesizer",
+    "PMWPubSynthesizer",
+    "MSTPublicSynthesizer",
+    "JAMSynthesizer",
+    "PrivateEvolutionSynthesizer",
     "SynLMSynthesizer",
     "TableDiscretizer",
     "domain_from_public_data",

@@ -291,3 +291,16 @@ register_method("dp2stage", "sklearn_dpsynth.neural:DP2StageSynthesizer", family
                 extra="neural",
                 description="Rows as text: template learning on pseudo or public data, "
                             "then value-weighted DP fine-tuning (Afonja et al. 2024).")
+register_method("pmw_pub", "sklearn_dpsynth.public:PMWPubSynthesizer", family="public",
+                description="Noisy workload answers, then non-negative reweighting of public "
+                            "records (PMW-pub; Liu et al. 2021).")
+register_method("mst_public", "sklearn_dpsynth.public:MSTPublicSynthesizer", family="public",
+                description="MST's selection and measurements, with public records "
+                            "reweighted in place of Private-PGM (Swanberg et al.).")
+register_method("jam", "sklearn_dpsynth.public:JAMSynthesizer", family="public",
+                description="AIM-style rounds that choose, per marginal, a private measurement "
+                            "or the public table's answer (Fuentes et al. 2024).")
+register_method("pe", "sklearn_dpsynth.evolution:PrivateEvolutionSynthesizer",
+                family="evolution",
+                description="Private Evolution: nearest-neighbour votes of private rows on "
+                            "generated candidates (Swanberg et al.).")

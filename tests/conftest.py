@@ -25,6 +25,9 @@ FAST_SETTINGS = {
     "aim": {"max_iters": 50, "rounds": 4},
     "dptbart": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
     "synlm": {"epochs": 1, "d_model": 16, "n_layers": 1, "n_heads": 2, "batch_size": 64},
+    "pmw_pub": {"n_uniform": 2000},
+    "jam": {"max_iters": 50, "final_max_iters": 100, "rounds": 4},
+    "pe": {},
     "dp2stage": {"epochs": 3, "stage1_epochs": 1, "stage1_rows": 200, "d_model": 16,
                  "n_layers": 1, "n_heads": 2, "batch_size": 64},
 }

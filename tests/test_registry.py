@@ -25,6 +25,10 @@ BUILT_IN = {
     "dptbart": ("DPTBARTSynthesizer", "neural", "neural"),
     "synlm": ("SynLMSynthesizer", "neural", "neural"),
     "dp2stage": ("DP2StageSynthesizer", "neural", "neural"),
+    "pmw_pub": ("PMWPubSynthesizer", "public", None),
+    "mst_public": ("MSTPublicSynthesizer", "public", None),
+    "jam": ("JAMSynthesizer", "public", None),
+    "pe": ("PrivateEvolutionSynthesizer", "evolution", None),
 }
 
 
@@ -61,7 +65,7 @@ def test_contract_tests_cover_every_registered_method():
 
 def test_unknown_name_lists_the_registered_ones():
     with pytest.raises(ValueError, match=r"Unknown method 'msst'; registered methods: "
-                                         r"independent, mst, aim, dptbart, synlm, dp2stage\."):
+                                         r"independent, mst, aim, dptbart, synlm, dp2stage, pmw_pub, mst_public, jam, pe\."):
         get_method("msst")
 
 
@@ -71,7 +75,8 @@ def test_missing_extra_is_named(no_torch):
     with pytest.raises(ImportError, match=r"'dptbart' needs the \[neural\] extra \(torch not "
                                           r"installed\): pip install 'sklearn-dpsynth\[neural\]'"):
         get_method("dptbart")
-    assert available_methods(installed_only=True) == ["independent", "mst", "aim"]
+    assert available_methods(installed_only=True) == [
+        name for name, (_, _, extra) in BUILT_IN.items() if extra != "neural"]
     assert get_method("mst") is sklearn_dpsynth.MSTSynthesizer
 
 

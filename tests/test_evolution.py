@@ -1,0 +1,216 @@
+"""Private Evolution: distance, voting, budget schedule, generators and the estimator."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from sklearn_dpsynth import IndependentSynthesizer
+from sklearn_dpsynth.evolution import (PrivateEvolutionSynthesizer, PublicBootstrapGenerator,
+                                       SynthesizerGenerator, UniformGenerator,
+                                       nearest_candidates, round_shares, vote_histogram,
+                                       workload_distance)
+from sklearn_dpsynth.privacy import epsilon_to_rho
+from sklearn_dpsynth.backends import NumpyTable as CodesTable
+
+SIZES = [3, 2, 4, 3]
+COLUMNS = ["a", "b", "c", "d"]
+
+
+def _codes(n, rng, sizes=SIZES):
+    return np.column_stack([rng.integers(0, k, n) for k in sizes])
+
+
+def _brute_distance(x, c, workload):
+    return sum(w for m, w in workload if any(x[j] != c[j] for j in m))
+
+
+PAIRS = [(p, 1.0) for p in itertools.combinations(range(4), 2)]
+WORKLOADS = {
+    "all pairs": PAIRS,
+    "weighted 1-way": [((0,), 2.0), ((1,), 0.5), ((3,), 1.0)],
+    "mixed": [((0, 1), 1.0), ((2,), 3.0), ((1, 2, 3), 0.5)],
+    "all triples": [(t, 1.0) for t in itertools.combinations(range(4), 3)],
+}
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_distance_is_the_brute_force_count(name):
+    rng = np.random.default_rng(0)
+    rows, cands = _codes(7, rng), _codes(9, rng)
+    got = workload_distance(rows, cands, WORKLOADS[name])
+    want = [[_brute_distance(x, c, WORKLOADS[name]) for c in cands] for x in rows]
+    np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_nearest_is_the_brute_force_argmin_with_priority_ties(name):
+    rng = np.random.default_rng(1)
+    rows, cands = _codes(300, rng), _codes(40, rng)
+    cands[5] = cands[6]  # duplicates must be handled
+    priority = rng.random(len(cands))
+    got = nearest_candidates([rows[:100], rows[100:]], cands, SIZES, WORKLOADS[name], priority)
+    for x, pick in zip(rows, got):
+        dist = np.array([_brute_distance(x, c, WORKLOADS[name]) for c in cands])
+        tied = np.flatnonzero(np.isclose(dist, dist.min()))
+        assert pick == tied[np.argmax(priority[tied])]
+
+
+def test_one_added_record_changes_one_vote_bin_by_one():
+    rng = np.random.default_rng(2)
+    rows, cands = _codes(200, rng), _codes(50, rng)
+    priority = rng.random(len(cands))
+    base = vote_histogram(CodesTable(rows, COLUMNS, SIZES), cands, PAIRS, priority)
+    for extra in _codes(10, rng):
+        grown = vote_histogram(CodesTable(np.vstack([rows, extra]), COLUMNS, SIZES), cands,
+                               PAIRS, priority)
+        diff = grown - base
+        assert np.sum(diff != 0) == 1 and diff.sum() == 1 and diff.max() == 1
+    assert base.sum() == len(rows)
+
+
+def test_round_shares():
+    np.testing.assert_allclose(round_shares("increasing", 3), [1 / 6, 2 / 6, 3 / 6])
+    np.testing.assert_allclose(round_shares("decreasing", 3), [3 / 6, 2 / 6, 1 / 6])
+    np.testing.assert_allclose(round_shares("even", 4), [0.25] * 4)
+    np.testing.assert_allclose(round_shares([1, 3], 2), [0.25, 0.75])
+    with pytest.raises(ValueError, match="schedule"):
+        round_shares([1, 2], 3)
+    with pytest.raises(ValueError, match="schedule"):
+        round_shares("sideways", 3)
+
+
+def _frame(codes):
+    return pd.DataFrame(codes, columns=COLUMNS)
+
+
+DOMAIN = dict(zip(COLUMNS, SIZES))
+
+
+@pytest.fixture(scope="module")
+def private():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 3, 2000)
+    b = (a == 0).astype(int)
+    c = np.minimum(a + rng.integers(0, 2, 2000), 3)
+    d = rng.integers(0, 3, 2000)
+    return _frame(np.column_stack([a, b, c, d]))
+
+
+def test_ledger_follows_the_schedule_and_totals_the_budget(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=3, n_synthetic=500,
+                                        random_state=0).fit(private, epsilon=2.0, delta=1e-6)
+    rho = epsilon_to_rho(2.0, 1e-6)
+    costs = [e.rho for e in synth.privacy_ledger_.entries]
+    np.testing.assert_allclose(costs, rho * round_shares("increasing", 3), rtol=1e-9)
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(2.0, rel=1e-9)
+    assert [h["n_candidates"] for h in synth.history_] == [1000] * 3
+
+
+def test_row_count_is_measured_when_not_given(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, random_state=0, count_share=0.1).fit(
+        private, epsilon=1.0)
+    entries = synth.privacy_ledger_.entries
+    assert entries[0].target == "row count"
+    rho = epsilon_to_rho(1.0, 1e-9)
+    assert entries[0].rho == pytest.approx(0.1 * rho) and entries[1].rho == pytest.approx(0.9 * rho)
+    assert abs(synth.n_synthetic_ - len(private)) < 200
+
+
+def test_converges_to_the_truth_with_a_large_budget(private):
+    # 4 columns, 72 cells: uniform candidates cover the domain, votes are exact.
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=2000, candidate_ratio=2,
+                                        random_state=0).fit(private, epsilon=1e4)
+    rows = synth.sample(20000, random_state=1)
+    for pair, _ in PAIRS:
+        cols = [COLUMNS[j] for j in pair]
+        p = private.value_counts(cols, normalize=True)
+        q = rows.value_counts(cols, normalize=True).reindex(p.index, fill_value=0)
+        assert 0.5 * np.abs(p - q).sum() < 0.03
+
+
+def test_reproducible_and_clonable(private):
+    a = PrivateEvolutionSynthesizer(domain=DOMAIN, generator="public", rounds=2, random_state=5)
+    b = clone(a)
+    public = private.sample(300, random_state=0)
+    a.fit(private, epsilon=1.0, public_data=public)
+    b.fit(private, epsilon=1.0, public_data=public)
+    pd.testing.assert_frame_equal(a.sample(50), b.sample(50))
+    np.testing.assert_array_equal(a.score_samples(private), b.score_samples(private))
+
+
+def test_neighbouring_tables_get_the_same_ledger(private):
+    ledgers = []
+    for table in (private, private.iloc[1:]):
+        synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=2, n_synthetic=400,
+                                            random_state=0).fit(table, epsilon=1.0)
+        ledgers.append([(e.target, e.rho) for e in synth.privacy_ledger_.entries])
+        assert synth.records_.codes.shape == (800, 4)
+    assert ledgers[0] == ledgers[1]
+
+
+def test_custom_generator_protocol_and_factory(private):
+    class Constant:
+        def random_rows(self, n, rng):
+            return np.zeros((n, 4), dtype=int)
+
+        def variations(self, rows, rng):
+            return rows
+
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, generator=Constant(), n_synthetic=10,
+                                        random_state=0).fit(private, epsilon=1.0)
+    assert (synth.sample(5) == 0).all().all()
+    seen = {}
+
+    def factory(domain, public):
+        seen["sizes"] = domain.sizes
+        return UniformGenerator(domain.sizes)
+
+    PrivateEvolutionSynthesizer(domain=DOMAIN, generator=factory, n_synthetic=10,
+                                random_state=0).fit(private, epsilon=1.0)
+    assert seen["sizes"] == SIZES
+
+
+def test_bad_generators_get_clear_errors(private):
+    class OutOfDomain:
+        def random_rows(self, n, rng):
+            return np.full((n, 4), 7)
+
+        def variations(self, rows, rng):
+            return rows
+
+    with pytest.raises(ValueError, match="random_rows .*outside the domain"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator=OutOfDomain(), n_synthetic=5).fit(
+            private, epsilon=1.0)
+    with pytest.raises(ValueError, match="generator='public' needs public_data"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator="public").fit(private, epsilon=1.0)
+    with pytest.raises(ValueError, match="generator must be"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator="llm").fit(private, epsilon=1.0)
+
+
+def test_offline_generators_vary_n_resample_columns():
+    rng = np.random.default_rng(4)
+    rows = _codes(500, rng)
+    for generator in (UniformGenerator(SIZES, n_resample=2),
+                      PublicBootstrapGenerator(rows, SIZES, n_resample=2)):
+        varied = generator.variations(rows, rng)
+        assert varied.shape == rows.shape
+        assert ((varied != rows).sum(axis=1) <= 2).all()
+        assert (varied != rows).any()
+        fresh = generator.random_rows(100, rng)
+        assert fresh.shape == (100, 4) and (fresh < np.array(SIZES)).all()
+
+
+def test_synthesizer_generator_draws_from_the_model_conditionals(private):
+    model = IndependentSynthesizer(domain=DOMAIN, random_state=0).fit(private, epsilon=1e3)
+    rng = np.random.default_rng(0)
+    rows = np.zeros((20000, 4), dtype=int)
+    one = SynthesizerGenerator(model, n_resample=1).variations(rows, rng)
+    assert ((one != rows).sum(axis=1) <= 1).all()
+    # Redrawing every column: under an independent model each conditional is the marginal.
+    every = SynthesizerGenerator(model, n_resample=4).variations(rows, rng)
+    for j in range(4):
+        observed = np.bincount(every[:, j], minlength=SIZES[j]) / len(every)
+        np.testing.assert_allclose(observed, model.marginals_[j], atol=0.02)
