@@ -161,9 +161,10 @@ def test_lowvar_rows_match_the_model_closer_than_iid_rows(fitted):
     assert errors["lowvar"] < 2e-3
 
 
-def test_conditions_are_rejected(fitted):
-    with pytest.raises(ValueError, match="conditions"):
-        fitted.sample(10, conditions={"c2": "v1"})
+def test_conditions_fix_columns(fitted):
+    # exactness against brute force: tests/test_conditional.py
+    rows = fitted.sample(10, conditions={"c2": "v1"})
+    assert (rows["c2"] == "v1").all()
 
 
 # ------------------------------------------------------------- compression

@@ -8,7 +8,7 @@ sets (:class:`JunctionTree`, :func:`model_size`), exact log-space belief
 propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`),
 estimation from noisy marginals by mirror descent (:class:`Measurement`,
 :func:`estimate`), and the fitted model with its generators
-(:class:`GraphicalModel`).
+(:class:`GraphicalModel`, with exact conditioning on evidence).
 """
 
 from .domain import ModelDomain
@@ -21,7 +21,7 @@ from .inference import (
 )
 from .junction_tree import JunctionTree, model_size, model_size_mb
 from .measurement import Measurement, Objective, estimate_total
-from .model import GraphicalModel
+from .model import GraphicalModel, ZeroProbabilityEvidence
 from .sampling import sample_iid, sample_lowvar
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "estimate",
     "estimate_total",
     "GraphicalModel",
+    "ZeroProbabilityEvidence",
     "sample_iid",
     "sample_lowvar",
 ]

@@ -112,8 +112,8 @@ def _separator_log(
 
 
 def belief_propagation(
-    tree: JunctionTree, log_potentials: Sequence[np.ndarray]
-) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+    tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True
+) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
 
     Parameters
@@ -123,10 +123,14 @@ def belief_propagation(
     log_potentials : sequence of ndarray
         One log-potential table per maximal clique (``tree.cliques`` order,
         axes in the clique's attribute order).
+    keep_log : bool, default=True
+        Return the log-marginals; with False each is freed as soon as its
+        clique's messages are sent (one table fewer held at a time, for
+        callers that only need the probabilities).
 
     Returns
     -------
-    log_beliefs : list of ndarray
+    log_beliefs : list of ndarray (of None when ``keep_log=False``)
         Normalised log-marginals of the maximal cliques.
     beliefs : list of ndarray
         The same marginals as probabilities.
@@ -159,6 +163,8 @@ def belief_propagation(
                 continue
             new = _separator_log(probs[p], belief[p], plan.parent_axes[i])
             belief[i] += _log_divide(new, upward[i]).reshape(plan.child_shape[i])
+        if not keep_log:
+            belief[p] = None
     return belief, probs, log_z
 
 

@@ -224,11 +224,80 @@ def _compile(tree: JunctionTree, m: Measurement) -> _Compiled:
     )
 
 
+@dataclass(frozen=True)
+class _Nesting:
+    """Where a measured marginal is computed from: its clique or a larger measurement.
+
+    A measurement whose attributes lie inside another measurement of the
+    same maximal clique (its *host*) gets its counts by summing the host's
+    counts, and sends its gradient through the host's gradient, instead of
+    touching the whole clique table: with many nested measurements per
+    clique, every estimation step then reads and writes each clique table
+    once per host-free measurement only.
+
+    Attributes
+    ----------
+    host : int
+        Index of the host measurement, ``-1`` for one read from its clique.
+    host_shape : tuple of int
+        Shape of the host's counts (its attributes in canonical order).
+    axes : tuple of int
+        Axes of ``host_shape`` summed out to get this measurement's counts.
+    bshape : tuple of int
+        This measurement's counts reshaped to broadcast against the host's.
+    """
+
+    host: int
+    host_shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    bshape: tuple[int, ...]
+
+
+def _nestings(tree: JunctionTree, measurements: Sequence[Measurement],
+              items: Sequence[_Compiled]) -> tuple[list[_Nesting], list[int]]:
+    """Host of every measurement, and an order in which hosts come first.
+
+    The host is the smallest other measurement of the same maximal clique
+    whose attributes strictly contain this one's (or, for equal attribute
+    sets, the earliest one).
+    """
+    attrs = [tree.sort(m.clique) for m in measurements]
+    order = sorted(range(len(items)), key=lambda k: (-len(attrs[k]), k))
+    by_clique: dict[int, list[int]] = {}
+    for k, c in enumerate(items):
+        by_clique.setdefault(c.index, []).append(k)
+    sets = [set(a) for a in attrs]
+    nestings = []
+    for k, c in enumerate(items):
+        mine = sets[k]
+        best, best_cells = -1, np.inf
+        for j in by_clique[c.index]:
+            if j == k or not mine <= sets[j]:
+                continue
+            if len(attrs[j]) == len(attrs[k]) and j > k:
+                continue
+            cells = tree.domain.size(attrs[j])
+            if cells < best_cells:
+                best, best_cells = j, cells
+        if best < 0:
+            nestings.append(_Nesting(-1, (), (), ()))
+            continue
+        host = attrs[best]
+        shape = tuple(tree.domain[a] for a in host)
+        nestings.append(_Nesting(
+            best, shape, tuple(i for i, a in enumerate(host) if a not in mine),
+            tuple(tree.domain[a] if a in mine else 1 for a in host)))
+    return nestings, order
+
+
 class Objective:
     """The Private-PGM loss of some measurements on a junction tree.
 
     Internally every measured marginal is handled in the canonical axis
-    order of the tree (see :meth:`JunctionTree.sort`).
+    order of the tree (see :meth:`JunctionTree.sort`).  A measurement nested
+    in a larger measurement of the same clique is evaluated from that
+    measurement's counts (same values up to rounding, a fraction of the
+    cost).
 
     Parameters
     ----------
@@ -246,6 +315,7 @@ class Objective:
         self.total = float(total)
         self.items = [_compile(tree, m) for m in measurements]
         self.shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
+        self._nesting, self._order = _nestings(tree, measurements, self.items)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -263,10 +333,16 @@ class Objective:
         counts : list of ndarray
             One C-order vector per measurement, axes in canonical order.
         """
-        out = []
-        for c in self.items:
+        out: list = [None] * len(self.items)
+        for k in self._order:
+            c, nest = self.items[k], self._nesting[k]
+            if nest.host >= 0:
+                host = out[nest.host]
+                out[k] = sum_axes(host.reshape(nest.host_shape), nest.axes).ravel() \
+                    if nest.axes else host
+                continue
             marg = sum_axes(beliefs[c.index], c.axes) if c.axes else beliefs[c.index]
-            out.append(self.total * marg.ravel())
+            out[k] = self.total * marg.ravel()
         return out
 
     def _residual(self, c: _Compiled, mu: np.ndarray) -> np.ndarray:
@@ -345,11 +421,24 @@ class Objective:
             Maximal-clique index -> gradient table (broadcast over the
             attributes the measurements lack; possibly a read-only view).
         """
+        folded = list(gradient)
+        for k in reversed(self._order):
+            host = self._nesting[k].host
+            if host >= 0:
+                nest = self._nesting[k]
+                folded[host] = (folded[host].reshape(nest.host_shape)
+                                + folded[k].reshape(nest.bshape)).ravel()
         out: dict[int, np.ndarray] = {}
-        for c, grad in zip(self.items, gradient):
+        owned: set[int] = set()
+        for k, (c, grad) in enumerate(zip(self.items, folded)):
+            if self._nesting[k].host >= 0:
+                continue
             grad = grad.reshape(c.bshape)
-            if c.index in out:
+            if c.index in owned:
+                out[c.index] += grad
+            elif c.index in out:
                 out[c.index] = out[c.index] + grad
+                owned.add(c.index)
             else:
                 out[c.index] = np.broadcast_to(grad, self.shapes[c.index])
         return out

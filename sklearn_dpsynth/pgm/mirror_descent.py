@@ -59,7 +59,7 @@ class _Point:
 
 def _point(tree: JunctionTree, tables: list, objective: Objective) -> _Point:
     """Run inference and normalise the tables (log-partition moved to 0)."""
-    _, beliefs, log_z = belief_propagation(tree, tables)
+    _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False)
     tables = list(tables)
     tables[0] = tables[0] - log_z
     return _Point(tables, beliefs, objective.counts(beliefs), log_z)

@@ -11,7 +11,23 @@ from .factor import Factor
 from .inference import CalibratedBeliefs, message_plan, potentials_from_marginals
 from .junction_tree import JunctionTree, validate_cliques
 
-__all__ = ["GraphicalModel", "tables_from_potentials"]
+__all__ = ["GraphicalModel", "ZeroProbabilityEvidence", "tables_from_potentials"]
+
+
+class ZeroProbabilityEvidence(ValueError):
+    """Evidence that the model gives probability zero (no conditional exists).
+
+    Parameters
+    ----------
+    attributes : sequence of str
+        The attributes fixed by the evidence (named in the message; their
+        values are not).
+    """
+
+    def __init__(self, attributes: Sequence[str]) -> None:
+        self.attributes = tuple(attributes)
+        super().__init__(f"the values fixed for {list(self.attributes)} have probability "
+                         "zero under the model: there is no conditional distribution")
 
 
 def tables_from_potentials(
@@ -261,6 +277,63 @@ class GraphicalModel:
         if method == "iid":
             return sample_iid(self.tree, self.beliefs, int(n), rng)
         raise ValueError(f"method must be 'lowvar' or 'iid', got {method!r}")
+
+    def condition(self, evidence: Mapping[str, int]) -> "GraphicalModel":
+        """The model of the conditional distribution given fixed values.
+
+        Evidence is entered in the junction tree: each fixed attribute's
+        indicator (``0`` at its value, ``-inf`` elsewhere) is added to the
+        log-potential of one maximal clique containing it, and the tree is
+        recalibrated.  The result is exactly ``p(x | evidence)``: its
+        marginals are the conditional marginals, and both generators sample
+        from it (every fixed attribute takes its value with probability 1).
+
+        Parameters
+        ----------
+        evidence : mapping of str to int
+            ``{attribute: code}``; an empty mapping returns ``self``.
+
+        Returns
+        -------
+        model : GraphicalModel
+            Same tree and ``total`` (the number of records it stands for is
+            not rescaled), new potentials.
+
+        Raises
+        ------
+        ZeroProbabilityEvidence
+            When the evidence has probability zero under this model.
+        ValueError
+            For an unknown attribute or a code outside its attribute's size.
+        """
+        evidence = dict(evidence)
+        if not evidence:
+            return self
+        tables = list(self._tables)
+        for attr, code in evidence.items():
+            index = self._evidence_clique(attr, code)
+            clique = self.cliques[index]
+            indicator = np.full(self.domain[attr], -np.inf)
+            indicator[int(code)] = 0.0
+            shape = [1] * len(clique)
+            shape[clique.index(attr)] = -1
+            tables[index] = tables[index] + indicator.reshape(shape)
+        model = GraphicalModel.from_tables(self.tree, tables, self.total)
+        try:
+            model.beliefs
+        except ValueError:
+            raise ZeroProbabilityEvidence(sorted(evidence)) from None
+        return model
+
+    def _evidence_clique(self, attr: str, code: int) -> int:
+        """Index of the maximal clique that receives the evidence on ``attr``."""
+        if attr not in self.domain:
+            raise ValueError(f"evidence: unknown attribute {attr!r}")
+        size = self.domain[attr]
+        if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)) \
+                or not 0 <= code < size:
+            raise ValueError(f"evidence[{attr!r}] must be an int code in 0..{size - 1}")
+        return self.tree.index_containing((attr,))
 
     def project(self, cliques: JunctionTree | Iterable[Sequence[str]]) -> "GraphicalModel":
         """Closest model on another junction tree (moment matching).
