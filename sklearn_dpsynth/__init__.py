@@ -6,6 +6,7 @@ from .exceptions import BudgetExceededError, DomainInferenceWarning, PrivacyWarn
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .neural import DPTBARTSynthesizer, SynLMSynthesizer
 from .preprocessing import TableDiscretizer, describe_domain, domain_from_public_data
+from .persistence import load, save
 from .privacy import PrivacyLedger
 
 __version__ = "0.1.0"
@@ -27,4 +28,6 @@ __all__ = [
     "DomainInferenceWarning",
     "BudgetExceededError",
     "DEFAULT_DELTA",
+    "save",
+    "load",
 ]
