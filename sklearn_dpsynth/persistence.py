@@ -7,20 +7,20 @@ someone else is itself a DP release, covered by the budget spent in ``fit``.
 Two things are *not* DP outputs and are handled here:
 
 * a fixed ``random_state``.  The seed is the noise: whoever knows it can
-  recompute the noise and subtract it.  :func:`save` therefore drops it
+  recompute the noise and subtract it.  :func:`~sklearn_dpsynth.save` therefore drops it
   (the saved model's ``random_state`` becomes None and its sampling
   generator is re-seeded from fresh OS entropy, at saving and at every
   load) unless
   ``keep_random_state=True`` is passed, for research files that stay
   private;
-* code.  A plain pickle runs whatever code the file names.  :func:`load`
+* code.  A plain pickle runs whatever code the file names.  :func:`~sklearn_dpsynth.load`
   uses a restricted unpickler that resolves only an explicit allow-list of
   globals: classes defined in this package, numpy's array, scalar and
   random-generator reconstructors, a few pandas dtypes and harmless
   builtins.  Any other global (``os.system``, ``builtins.eval``, a function
-  of this package ...) makes :func:`load` raise before anything is built.
-  :func:`save` checks its own output against the same list, so it never
-  writes a file that :func:`load` would refuse.
+  of this package ...) makes :func:`~sklearn_dpsynth.load` raise before anything is built.
+  :func:`~sklearn_dpsynth.save` checks its own output against the same list, so it never
+  writes a file that :func:`~sklearn_dpsynth.load` would refuse.
 
 File layout: the magic line ``DPSYNTH-MODEL``, one line of JSON (format
 version, library version, class name) and the restricted pickle.
@@ -40,7 +40,7 @@ import numpy as np
 
 __all__ = ["FORMAT_VERSION", "UnsafeModelFileError", "save", "load", "read_header"]
 
-#: Version of the file format written by :func:`save`.  :func:`load` reads
+#: Version of the file format written by :func:`~sklearn_dpsynth.save`.  :func:`~sklearn_dpsynth.load` reads
 #: every version up to this one and refuses later ones.
 FORMAT_VERSION = 1
 
@@ -68,7 +68,7 @@ _ALLOWED_GLOBALS: frozenset[tuple[str, str]] = frozenset({
 
 
 class UnsafeModelFileError(pickle.UnpicklingError):
-    """A model file names a global outside the allow-list of :func:`load`.
+    """A model file names a global outside the allow-list of :func:`~sklearn_dpsynth.load`.
 
     Attributes
     ----------
@@ -119,10 +119,10 @@ class _RestrictedUnpickler(pickle.Unpickler):
 
 
 def _refused_global(payload: bytes) -> str | None:
-    """The first global of ``payload`` that :func:`load` refuses, or None.
+    """The first global of ``payload`` that :func:`~sklearn_dpsynth.load` refuses, or None.
 
     Runs the restricted unpickler itself on the payload, so that the check
-    is exactly the one :func:`load` makes.
+    is exactly the one :func:`~sklearn_dpsynth.load` makes.
     """
     try:
         _RestrictedUnpickler(io.BytesIO(payload)).load()
@@ -148,7 +148,7 @@ def _library_version() -> str:
 
 def save(model: Any, path: str | os.PathLike | BinaryIO, *,
          keep_random_state: bool = False) -> None:
-    """Save a fitted synthesizer to a file that :func:`load` reads safely.
+    """Save a fitted synthesizer to a file that :func:`~sklearn_dpsynth.load` reads safely.
 
     The fitted model holds only differentially private outputs, so the
     file is itself a DP release covered by the budget spent in ``fit``
@@ -170,7 +170,7 @@ def save(model: Any, path: str | os.PathLike | BinaryIO, *,
     ------
     ValueError
         When ``model`` is not a fitted synthesizer of this package, or holds
-        an object :func:`load` would refuse (the message names it).
+        an object :func:`~sklearn_dpsynth.load` would refuse (the message names it).
     """
     if not hasattr(model, "privacy_ledger_"):
         raise ValueError("save needs a fitted synthesizer (no privacy_ledger_ attribute: "
@@ -236,7 +236,7 @@ def read_header(path: str | os.PathLike | BinaryIO) -> dict:
 
 
 def load(path: str | os.PathLike | BinaryIO) -> Any:
-    """Load a synthesizer saved by :func:`save`, executing no code from the file.
+    """Load a synthesizer saved by :func:`~sklearn_dpsynth.save`, executing no code from the file.
 
     Parameters
     ----------

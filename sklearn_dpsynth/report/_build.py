@@ -34,6 +34,7 @@ text-align:right} th{background:#f3f3f3} td:first-child,th:first-child{text-alig
 .note{color:#555;font-size:.92em} .grid{display:flex;flex-wrap:wrap;gap:.5em}
 .grid img{border:1px solid #eee} .scores td.value{font-weight:bold} img{max-width:100%}
 .scores td:nth-child(2),.scores th:nth-child(2){text-align:left}
+.wide{overflow-x:auto}
 """
 
 #: 3-way marginals evaluated at most (a random subset beyond this).
@@ -143,7 +144,8 @@ def _ledger_section(model: Any) -> tuple[str, dict]:
     headline = {"privacy budget spent (epsilon, delta)": f"({epsilon:.4g}, {delta:.3g})"}
     body = (f'<p>Model: <code>{_esc(type(model).__name__)}</code>. Total guarantee: '
             f'<strong>epsilon = {epsilon:.6g}, delta = {delta:.3g}</strong> for everything the '
-            'model and its samples reveal.</p>' + _table(summary, css_class="ledger"))
+            'model and its samples reveal.</p><div class="wide">'
+            + _table(summary, css_class="ledger") + "</div>")
     return body, headline
 
 
@@ -279,15 +281,15 @@ def build_report(
 
 
 def write_report(path: str | os.PathLike, real: Any, synth: Any, **kwargs: Any) -> None:
-    """Write :func:`build_report`'s HTML page to ``path`` (UTF-8).
+    """Write :func:`~sklearn_dpsynth.report.build_report`'s HTML page to ``path`` (UTF-8).
 
     Parameters
     ----------
     path : str or path-like
         The HTML file to write.
     real, synth : DataFrame
-        As for :func:`build_report`.
+        As for :func:`~sklearn_dpsynth.report.build_report`.
     **kwargs
-        The keyword arguments of :func:`build_report`.
+        The keyword arguments of :func:`~sklearn_dpsynth.report.build_report`.
     """
     Path(path).write_text(build_report(real, synth, **kwargs), encoding="utf-8")
