@@ -68,7 +68,7 @@ def read_table(path: str) -> pd.DataFrame:
                                "pip install 'sklearn-dpsynth[parquet]'") from None
         return pd.read_parquet(file)
     try:
-        return pd.read_csv(file, skipinitialspace=True)
+        return pd.read_csv(file, skipinitialspace=True, low_memory=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise CommandError(f"{path} is not a readable CSV file ({type(exc).__name__})") from None
 

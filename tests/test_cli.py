@@ -178,3 +178,32 @@ def test_the_module_runs_as_a_process(tmp_path):
                            str(tmp_path / "missing")],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1 and done.stderr.startswith("dpsynth: error: no such file")
+
+
+def _extras() -> dict:
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    section = config["options.extras_require"]
+    return {name: {line.split(">")[0].split("=")[0].strip()
+                   for line in section[name].splitlines() if line.strip()}
+            for name in section}
+
+
+def test_all_is_every_user_extra_and_no_dev_tool():
+    extras = _extras()
+    user = {name: pkgs for name, pkgs in extras.items() if name not in ("all", "dev", "test", "docs")}
+    assert set(user) >= {"neural", "plots", "report", "parquet"}
+    assert extras["all"] == set().union(*user.values())
+    assert not extras["all"] & {"pytest", "pytest-xdist", "sphinx", "numpydoc"}
+    assert extras["dev"] == extras["test"] | extras["docs"]
+
+
+def test_the_console_script_points_at_main():
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    scripts = config["options.entry_points"]["console_scripts"]
+    assert "dpsynth = sklearn_dpsynth.cli:console_main" in scripts
