@@ -159,7 +159,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     params = _pairs(args.param, "--param")
     params["domain"] = _read_domain(args.domain)
     params["random_state"] = args.random_state
-    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    accepted = cls().get_params(deep=False)
+    if "verbose" in accepted and "verbose" not in params:
+        params["verbose"] = not args.quiet  # progress on stderr where the method has it
+    unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise CommandError(f"method {args.method!r} has no parameter {', '.join(unknown)}")
     frame = read_table(args.data)
@@ -237,6 +240,8 @@ def _add_fit(commands: Any) -> None:
                      help="seed, for research only: it is the noise and must stay secret")
     fit.add_argument("--keep-random-state", action="store_true",
                      help="keep the seed in the saved model (never publish such a file)")
+    fit.add_argument("--quiet", action="store_true",
+                     help="no progress output (methods with a verbose parameter show it)")
     fit.add_argument("-o", "--output", required=True, help="model file to write (.dpsynth)")
     fit.set_defaults(run=_cmd_fit)
 

@@ -207,3 +207,13 @@ def test_the_console_script_points_at_main():
     config.read(ROOT / "setup.cfg")
     scripts = config["options.entry_points"]["console_scripts"]
     assert "dpsynth = sklearn_dpsynth.cli:console_main" in scripts
+
+
+def test_fit_shows_progress_where_the_method_has_it(files, capsys):
+    tmp_path, data, domain = files
+    args = ["fit", str(data), "--method", "aim", "--epsilon", "1", "--domain", str(domain),
+            "--param", "max_iters=20", "--param", "rounds=2", "-o", str(tmp_path / "m")]
+    assert main(args) == 0
+    assert load(tmp_path / "m").verbose is True
+    assert main([*args, "--quiet"]) == 0
+    assert load(tmp_path / "m").verbose is False
