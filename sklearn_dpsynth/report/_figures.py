@@ -88,7 +88,7 @@ def column_figure(name: str, real: pd.Series, synth: pd.Series, numeric: bool) -
         _categorical_panel(ax, real, synth)
     missing = (real.isna().mean(), synth.isna().mean())
     title = str(name) if max(missing) == 0 else (
-        f"{name} (missing: real {missing[0]:.1%}, synthetic {missing[1]:.1%})")
+        f"{name}\nmissing: real {missing[0]:.1%}, synthetic {missing[1]:.1%}")
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small")
     return to_png_base64(figure)
