@@ -8,6 +8,7 @@ from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .neural import DP2StageSynthesizer, DPTBARTSynthesizer, SynLMSynthesizer
 from .public import JAMSynthesizer, MSTPublicSynthesizer, PMWPubSynthesizer
 from .preprocessing import TableDiscretizer, describe_domain, domain_from_public_data
+from .persistence import load, save
 from .privacy import PrivacyLedger
 
 __version__ = "0.1.0"
@@ -34,4 +35,6 @@ __all__ = [
     "DomainInferenceWarning",
     "BudgetExceededError",
     "DEFAULT_DELTA",
+    "save",
+    "load",
 ]

@@ -33,8 +33,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("marginal", "neural", "public", "evolution"),
     # 5 -- the method catalogue (imports its classes lazily, by name)
     ("registry",),
-    # 6 -- the package's front door and its command line
-    ("__init__", "__main__"),
+    # 6 -- the HTML quality report (on top of metrics and the estimators)
+    ("report",),
+    # 7 -- the package's front door, saving models (which reads its version)
+    #      and its command lines
+    ("__init__", "__main__", "persistence", "cli"),
 ]
 
 #: Imports forbidden even where the layers would allow them.

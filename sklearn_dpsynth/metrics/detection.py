@@ -11,6 +11,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils import check_random_state
 
 from ._tables import Features, check_choice, mixed_features, prepare_tables
+from ._threads import check_n_jobs, thread_limit
 
 __all__ = ["detection_score"]
 
@@ -53,6 +54,7 @@ def detection_score(
     max_samples: int | None = 20_000,
     form: str = "auc",
     random_state: Any = None,
+    n_jobs: int | None = 1,
 ) -> float | dict:
     """Cross-validated ROC-AUC of a classifier trained to tell real from synthetic.
 
@@ -80,6 +82,10 @@ def detection_score(
         fold noise), or a dict ``{"auc": AUC, "1-auc": 1 - AUC}``.
     random_state : int, RandomState or None, default=None
         Seed of the subsampling, the folds and the classifier.
+    n_jobs : int or None, default=1
+        Threads of the classifier (OpenMP and BLAS pools, limited with
+        threadpoolctl); -1 uses every core, None the libraries' defaults
+        (one thread per core, which oversubscribes a shared machine).
 
     Returns
     -------
@@ -89,6 +95,7 @@ def detection_score(
     """
     check_choice(model, "model", ("hgb", "xgboost"))
     check_choice(form, "form", ("auc", "1-auc", "both"))
+    check_n_jobs(n_jobs)
     if not isinstance(cv, (int, np.integer)) or cv < 2:
         raise ValueError(f"cv must be an integer >= 2, got {cv!r}.")
     real_df, synth_df = prepare_tables(real, ("synth", synth))
@@ -103,7 +110,8 @@ def detection_score(
     y = np.r_[np.zeros(len(X_real), dtype=int), np.ones(len(X_synth), dtype=int)]
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
     classifier = _make_classifier(model, features, seed)
-    auc = float(np.mean(cross_val_score(classifier, X, y, cv=folds, scoring="roc_auc")))
+    with thread_limit(n_jobs):
+        auc = float(np.mean(cross_val_score(classifier, X, y, cv=folds, scoring="roc_auc")))
     if form == "auc":
         return auc
     if form == "1-auc":

@@ -18,6 +18,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ..domain import ColumnSpec
+from ._threads import check_n_jobs, thread_limit
 from ._tables import (
     CATEGORICAL,
     Features,
@@ -217,6 +218,7 @@ def ml_efficacy(
     domain: Mapping | None = None,
     pos_label: Any = None,
     random_state: Any = None,
+    n_jobs: int | None = 1,
 ) -> pd.DataFrame:
     """Train models on synthetic data and evaluate them on real held-out data.
 
@@ -256,6 +258,10 @@ def ml_efficacy(
         category in sorted order, e.g. ``">50K"`` or ``1``).
     random_state : int or None, default=None
         Seed of the models.
+    n_jobs : int or None, default=1
+        Threads of the models (OpenMP and BLAS pools, limited with
+        threadpoolctl); -1 uses every core, None the libraries' defaults
+        (one thread per core, which oversubscribes a shared machine).
 
     Returns
     -------
@@ -266,6 +272,7 @@ def ml_efficacy(
     """
     check_choice(task, "task", ("auto", "classification", "regression"))
     models = _check_models(models)
+    check_n_jobs(n_jobs)
     test_df, synth_df = prepare_tables(real_test, ("synth", synth))
     if target not in test_df.columns:
         raise ValueError(f"target {target!r} is not a column of the tables.")
@@ -280,11 +287,13 @@ def ml_efficacy(
     if task == "classification":
         spec = check_domain(domain, list(test_df.columns)).get(target)
         y_train, y_test, labels = _target_codes(synth_df[target], test_df[target], target, spec)
-        rows = _classification(features, y_train, y_test, labels, models, pos_label, seed)
+        with thread_limit(n_jobs):
+            rows = _classification(features, y_train, y_test, labels, models, pos_label, seed)
     else:
         y_train = numeric_values(synth_df[target], target)
         y_test = numeric_values(test_df[target], target)
         if np.isnan(y_train).any() or np.isnan(y_test).any():
             raise ValueError(f"Target column {target!r} has missing values.")
-        rows = _regression(features, y_train, y_test, models, seed)
+        with thread_limit(n_jobs):
+            rows = _regression(features, y_train, y_test, models, seed)
     return _with_means(rows)

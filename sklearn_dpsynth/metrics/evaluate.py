@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from ._tables import CATEGORICAL, NUMERIC, column_kinds, prepare_tables
 from .conjunctions import conjunction_error
 from .correlation import correlation_accuracy
+from ._threads import check_n_jobs
 from .detection import detection_score
 from .efficacy import ml_efficacy
 from .fidelity import chi_square_score, ks_score
@@ -55,6 +56,7 @@ class _Context:
     n_marginals: int | None
     n_queries: int
     efficacy_models: Sequence[str]
+    n_jobs: int | None = 1
     kinds: dict = field(default_factory=dict)
 
 
@@ -98,13 +100,14 @@ def _conjunction_rows(c: _Context) -> list[dict]:
 
 
 def _detection_rows(c: _Context) -> list[dict]:
-    scores = detection_score(c.train, c.synth, c.domain, form="both", random_state=c.seed)
+    scores = detection_score(c.train, c.synth, c.domain, form="both", random_state=c.seed,
+                             n_jobs=c.n_jobs)
     return [_row("detection_score", v, model="hgb", detail=form) for form, v in scores.items()]
 
 
 def _efficacy_rows(c: _Context) -> list[dict]:
     table = ml_efficacy(c.synth, c.test, c.target, models=c.efficacy_models,
-                        domain=c.domain, random_state=c.seed)
+                        domain=c.domain, random_state=c.seed, n_jobs=c.n_jobs)
     return [_row("ml_efficacy", r.value, model=r.model, detail=r.metric) for r in table.itertuples()]
 
 
@@ -175,6 +178,7 @@ def evaluate(
     n_marginals: int | None = None,
     n_queries: int = 100,
     efficacy_models: Sequence[str] = ("logistic", "boosting"),
+    n_jobs: int | None = 1,
 ) -> pd.DataFrame:
     """Evaluate synthetic data with every applicable metric.
 
@@ -218,6 +222,11 @@ def evaluate(
         Number of conjunction queries.
     efficacy_models : sequence of str, default=("logistic", "boosting")
         Models of the ML efficacy.
+    n_jobs : int or None, default=1
+        Threads of the models that the detection score and the ML efficacy
+        train (see :func:`detection_score`); -1 uses every core, None the
+        libraries' defaults (one OpenMP thread per core, which oversubscribes
+        a shared machine and is slower on small tables).
 
     Returns
     -------
@@ -232,7 +241,7 @@ def evaluate(
     seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     context = _Context(train, test, synth_df, target, estimator, domain, seed, bins,
                        tuple(workload_k), n_marginals, n_queries, tuple(efficacy_models),
-                       column_kinds(train, domain))
+                       check_n_jobs(n_jobs), column_kinds(train, domain))
     if target is not None and target not in train.columns:
         raise ValueError(f"target {target!r} is not a column of the tables.")
     rows = []

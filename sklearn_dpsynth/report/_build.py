@@ -1,0 +1,295 @@
+"""Assemble the HTML quality report from the metrics and the figures."""
+
+from __future__ import annotations
+
+import datetime
+import html
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import (
+    correlation_accuracy,
+    detection_score,
+    distance_to_closest_record,
+    ml_efficacy,
+    workload_error,
+)
+from ..metrics._tables import NUMERIC, column_kinds, prepare_tables
+from ..metrics._threads import check_n_jobs
+from ._figures import association_figure, column_figure
+
+__all__ = ["build_report", "write_report"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1200px;
+color:#222;padding:0 1em}
+h1{margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0} th,td{border:1px solid #ccc;padding:.25em .6em;
+text-align:right} th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
+.note{color:#555;font-size:.92em} .grid{display:flex;flex-wrap:wrap;gap:.5em}
+.grid img{border:1px solid #eee} .scores td.value{font-weight:bold} img{max-width:100%}
+.scores td:nth-child(2),.scores th:nth-child(2){text-align:left}
+.wide{overflow-x:auto}
+"""
+
+#: 3-way marginals evaluated at most (a random subset beyond this).
+_MAX_THREE_WAY = 200
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(frame: pd.DataFrame, *, css_class: str = "") -> str:
+    """An escaped HTML table of a DataFrame (numbers to 4 significant digits)."""
+    def cell(value: Any) -> str:
+        if isinstance(value, (float, np.floating)):
+            return "" if np.isnan(value) else f"{value:.4g}"
+        return _esc(value)
+    head = "".join(f"<th>{_esc(c)}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _image(data: str, alt: str) -> str:
+    return f'<img src="data:image/png;base64,{data}" alt="{_esc(alt)}">'
+
+
+def _section(anchor: str, title: str, body: str) -> str:
+    return f'<section id="{anchor}"><h2>{_esc(title)}</h2>\n{body}\n</section>'
+
+
+# ------------------------------------------------------------------ sections
+def _marginal_errors(real: pd.DataFrame, synth: pd.DataFrame, domain: Any,
+                     seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summary per order k and the worst 2-way marginals."""
+    rows, worst = [], pd.DataFrame(columns=["columns", "TVD"])
+    for k in (1, 2, 3):
+        if k > real.shape[1]:
+            break
+        n_marginals = _MAX_THREE_WAY if k == 3 else None
+        from math import comb
+        if n_marginals is not None and comb(real.shape[1], k) <= n_marginals:
+            n_marginals = None
+        errors = workload_error(real, synth, k, domain, reduce="none",
+                                n_marginals=n_marginals, random_state=seed)
+        rows.append({"k": k, "marginals": len(errors), "mean TVD": errors.mean(),
+                     "median TVD": errors.median(), "max TVD": errors.max()})
+        if k == 2:
+            top = errors.sort_values(ascending=False).head(10)
+            worst = pd.DataFrame({"columns": [" x ".join(map(str, i)) for i in top.index],
+                                  "TVD": top.to_numpy()})
+    return pd.DataFrame(rows), worst
+
+
+def _association_matrices(real: pd.DataFrame, synth: pd.DataFrame,
+                          domain: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Square matrices of pairwise associations (Cramer's V, correlation ratio, |r|)."""
+    pairs = correlation_accuracy(real, synth, domain, return_pairs=True)
+    columns = list(real.columns)
+    matrices = []
+    for side in ("real", "synth"):
+        matrix = pd.DataFrame(np.eye(len(columns)), index=columns, columns=columns)
+        for row in pairs.itertuples(index=False):
+            value = getattr(row, side)
+            matrix.loc[row.column_1, row.column_2] = value
+            matrix.loc[row.column_2, row.column_1] = value
+        matrices.append(matrix)
+    return matrices[0], matrices[1]
+
+
+def _efficacy_section(real, synth, holdout, target, domain, seed, n_jobs) -> tuple[str, dict]:
+    """ML efficacy: train on synthetic vs on real, test on the holdout."""
+    on_synth = ml_efficacy(synth, holdout, target, domain=domain, random_state=seed,
+                           n_jobs=n_jobs)
+    on_real = ml_efficacy(real, holdout, target, domain=domain, random_state=seed,
+                          n_jobs=n_jobs)
+    table = on_synth.rename(columns={"value": "trained on synthetic"})
+    table["trained on real"] = on_real["value"].to_numpy()
+    metric = table["metric"].iloc[0]
+    mean = table[(table["model"] == "mean") & (table["metric"] == metric)].iloc[0]
+    headline = {f"ML efficacy ({metric}, synthetic / real)":
+                f"{mean['trained on synthetic']:.3f} / {mean['trained on real']:.3f}"}
+    body = (f'<p class="note">Models trained on the synthetic table (and, for reference, on '
+            f'the real training table) predict <code>{_esc(target)}</code> on the holdout '
+            f'rows. Higher is better.</p>' + _table(table))
+    return body, headline
+
+
+def _privacy_section(real, synth, holdout, domain, seed) -> tuple[str, dict]:
+    summary = distance_to_closest_record(real, synth, holdout, domain=domain, random_state=seed)
+    frame = pd.DataFrame({"measure": list(summary), "value": list(summary.values())})
+    headline = {"exact-match rate (synthetic rows copying a training row)":
+                f"{summary['exact_match_rate']:.4f}"}
+    if "holdout_exact_match_rate" in summary:
+        headline["exact-match rate of holdout rows (baseline)"] = (
+            f"{summary['holdout_exact_match_rate']:.4f}")
+    body = ('<p class="note">Distance to closest record (Gower-like, in [0, 1]) and the share '
+            'of exact copies. A synthetic table much closer to the training rows than the '
+            'holdout rows are hints at memorisation. These are sanity checks, not a privacy '
+            'guarantee: the guarantee is the ledger below.</p>' + _table(frame))
+    return body, headline
+
+
+def _ledger_section(model: Any) -> tuple[str, dict]:
+    ledger = model.privacy_ledger_
+    epsilon, delta = ledger.spent()
+    summary = ledger.summary()
+    headline = {"privacy budget spent (epsilon, delta)": f"({epsilon:.4g}, {delta:.3g})"}
+    body = (f'<p>Model: <code>{_esc(type(model).__name__)}</code>. Total guarantee: '
+            f'<strong>epsilon = {epsilon:.6g}, delta = {delta:.3g}</strong> for everything the '
+            'model and its samples reveal.</p><div class="wide">'
+            + _table(summary, css_class="ledger") + "</div>")
+    return body, headline
+
+
+def _columns_section(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> str:
+    images = [_image(column_figure(c, real[c], synth[c], kinds[c] == NUMERIC), f"column {c}")
+              for c in real.columns]
+    return ('<p class="note">Real vs synthetic distribution of every column, in the '
+            'columns\' own units (histograms of values, bars of the most frequent '
+            'categories).</p><div class="grid">' + "".join(images) + "</div>")
+
+
+def _overview(scores: dict) -> str:
+    rows = "".join(f'<tr><td>{_esc(group)}</td><td>{_esc(name)}</td>'
+                   f'<td class="value">{_esc(value)}</td></tr>'
+                   for group, items in scores.items() for name, value in items.items())
+    return ('<table class="scores"><thead><tr><th>area</th><th>score</th><th>value</th></tr>'
+            f"</thead><tbody>{rows}</tbody></table>")
+
+
+def _check_inputs(real, synth, holdout, target, model) -> None:
+    if target is not None and holdout is None:
+        raise ValueError("target: ML efficacy needs holdout rows (real rows not used in fit).")
+    if target is not None and target not in real.columns:
+        raise ValueError(f"target {target!r} is not a column of the tables.")
+    if model is not None and not hasattr(model, "privacy_ledger_"):
+        raise ValueError("model must be a fitted synthesizer (it has no privacy_ledger_).")
+
+
+def build_report(
+    real: Any,
+    synth: Any,
+    *,
+    holdout: Any = None,
+    model: Any = None,
+    target: Any = None,
+    domain: Mapping | None = None,
+    title: str = "Synthetic data quality report",
+    random_state: int = 0,
+    n_jobs: int | None = 1,
+) -> str:
+    """The quality report of a synthetic table, as one self-contained HTML page.
+
+    Sections: overview scores (fidelity, utility, privacy sanity, budget);
+    every column's distribution, real vs synthetic; pairwise association
+    heat maps (real, synthetic, difference); the k-way marginal error table;
+    ML efficacy (with ``target`` and ``holdout``); exact-match rate and
+    distance to closest record (against ``holdout`` when given); the privacy
+    ledger with the total (epsilon, delta) (with ``model``).  Figures are
+    embedded as base64 PNG: the file needs no network to be viewed.
+
+    The report reads the real tables without any privacy protection: it is
+    for the data holder, not for publication.
+
+    Parameters
+    ----------
+    real : DataFrame
+        The real training table (the private data given to the synthesizer).
+    synth : DataFrame
+        The synthetic table, with the same columns.
+    holdout : DataFrame, optional
+        Real rows not used in ``fit`` (ML efficacy, DCR baseline).
+    model : fitted synthesizer, optional
+        For the privacy ledger.
+    target : hashable, optional
+        Target column of the ML efficacy (needs ``holdout``).
+    domain : mapping, optional
+        Column domain, as for the metrics.
+    title : str, default="Synthetic data quality report"
+        The page's title.
+    random_state : int, default=0
+        Seed of the randomised metrics.
+    n_jobs : int or None, default=1
+        Threads of the models trained by the metrics.
+
+    Returns
+    -------
+    str
+        The HTML document.
+    """
+    check_n_jobs(n_jobs)
+    real_df, synth_df = prepare_tables(real, ("synth", synth))
+    holdout_df = None if holdout is None else prepare_tables(real_df, ("holdout", holdout))[1]
+    _check_inputs(real_df, synth_df, holdout_df, target, model)
+    kinds = column_kinds(real_df, domain)
+    seed = int(random_state)
+    sections, scores = [], {"fidelity": {}, "utility": {}, "privacy": {}}
+
+    errors, worst = _marginal_errors(real_df, synth_df, domain, seed)
+    for row in errors.itertuples(index=False):
+        scores["fidelity"][f"mean {row.k}-way marginal TVD (0 best)"] = f"{row[2]:.4f}"
+    auc = detection_score(real_df, synth_df, domain, random_state=seed, n_jobs=n_jobs,
+                          max_samples=5_000)
+    scores["fidelity"]["detection ROC-AUC (0.5 best)"] = f"{auc:.3f}"
+
+    sections.append(_section("columns", "Column distributions",
+                             _columns_section(real_df, synth_df, kinds)))
+    if real_df.shape[1] > 1:
+        real_assoc, synth_assoc = _association_matrices(real_df, synth_df, domain)
+        sections.append(_section("associations", "Pairwise associations", (
+            '<p class="note">Bias-corrected Cramer\'s V (two categorical columns), correlation '
+            'ratio (categorical and numeric) or absolute Pearson correlation (two numeric '
+            'columns), all in [0, 1].</p>'
+            + _image(association_figure(real_assoc, synth_assoc), "association heat maps"))))
+    sections.append(_section("marginals", "k-way marginal errors", (
+        '<p class="note">Total-variation distance between real and synthetic k-way '
+        'marginals (numeric columns in 20 equal-width bins); 0 means identical.</p>'
+        + _table(errors) + "<h3>Worst 2-way marginals</h3>" + _table(worst))))
+    if target is not None:
+        body, headline = _efficacy_section(real_df, synth_df, holdout_df, target, domain,
+                                           seed, n_jobs)
+        scores["utility"].update(headline)
+        sections.append(_section("efficacy", "ML efficacy", body))
+    body, headline = _privacy_section(real_df, synth_df, holdout_df, domain, seed)
+    scores["privacy"].update(headline)
+    sections.append(_section("privacy-sanity", "Distance to closest record", body))
+    if model is not None:
+        body, headline = _ledger_section(model)
+        scores["privacy"].update(headline)
+        sections.append(_section("ledger", "Privacy ledger", body))
+
+    scores = {group: items for group, items in scores.items() if items}
+    overview = _section("overview", "Overview", (
+        f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
+        + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
+        + f", {real_df.shape[1]} columns.</p>" + _overview(scores)))
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>{_esc(title)}</h1><p class=\"note\">Made by sklearn-dpsynth on {stamp}. "
+            "This report is computed from the real table without privacy protection: keep "
+            "it private. Only the synthetic table and the model are DP releases.</p>\n"
+            + overview + "\n" + "\n".join(sections) + "\n</body></html>\n")
+
+
+def write_report(path: str | os.PathLike, real: Any, synth: Any, **kwargs: Any) -> None:
+    """Write :func:`~sklearn_dpsynth.report.build_report`'s HTML page to ``path`` (UTF-8).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The HTML file to write.
+    real, synth : DataFrame
+        As for :func:`~sklearn_dpsynth.report.build_report`.
+    **kwargs
+        The keyword arguments of :func:`~sklearn_dpsynth.report.build_report`.
+    """
+    Path(path).write_text(build_report(real, synth, **kwargs), encoding="utf-8")

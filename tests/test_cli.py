@@ -1,0 +1,219 @@
+"""The ``dpsynth`` command line, through ``main([...])`` and one real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth import describe_domain, load
+from sklearn_dpsynth.cli import main
+from sklearn_dpsynth.registry import available_methods
+
+ROOT = Path(__file__).resolve().parents[1]
+DOMAIN = {"a": ["x", "y", "z"], "b": {"kind": "numeric", "bounds": [0, 10], "integer": True},
+          "c": ["u", "v"]}
+
+
+def _table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["x", "y", "z"], size=n)
+    return pd.DataFrame({"a": a, "b": rng.integers(0, 11, size=n),
+                         "c": np.where(a == "x", "u", rng.choice(["u", "v"], size=n))})
+
+
+@pytest.fixture
+def files(tmp_path):
+    data = tmp_path / "data.csv"
+    _table().to_csv(data, index=False)
+    domain = tmp_path / "domain.json"
+    domain.write_text(json.dumps(DOMAIN))
+    return tmp_path, data, domain
+
+
+def _fit(tmp_path, data, domain, *extra):
+    model = tmp_path / "model.dpsynth"
+    code = main(["fit", str(data), "--method", "independent", "--epsilon", "1", "--delta",
+                 "1e-9", "--domain", str(domain), "-o", str(model), *extra])
+    assert code == 0
+    return model
+
+
+def test_methods_lists_the_registry(capsys):
+    assert main(["methods"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == available_methods()
+
+
+def test_describe_prints_the_declaration_and_the_warning(files, capsys):
+    _, data, _ = files
+    assert main(["describe", str(data)]) == 0
+    out, err = capsys.readouterr()
+    with pytest.warns(Warning):
+        expected = describe_domain(pd.read_csv(data))
+    assert json.loads(out) == json.loads(json.dumps(expected))
+    assert "warning:" in err and "privacy" in err.lower()
+
+
+def test_fit_sample_ledger_end_to_end(files, capsys):
+    tmp_path, data, domain = files
+    model_path = _fit(tmp_path, data, domain, "--param", "n_bins=8")
+    out, _ = capsys.readouterr()
+    model = load(model_path)
+    eps, delta = model.privacy_ledger_.spent()
+    assert eps == pytest.approx(1.0) and f"total: epsilon={eps:.6g}" in out
+    assert model.n_bins == 8 and model.random_state is None
+    assert main(["ledger", str(model_path)]) == 0
+    assert f"total: epsilon={eps:.6g}, delta={delta:.3g}" in capsys.readouterr().out
+    rows = tmp_path / "synthetic.csv"
+    assert main(["sample", str(model_path), "-n", "120", "-o", str(rows),
+                 "--condition", "a=y", "--condition", "b=3"]) == 0
+    synthetic = pd.read_csv(rows)
+    assert list(synthetic.columns) == ["a", "b", "c"] and len(synthetic) == 120
+    assert (synthetic["a"] == "y").all() and (synthetic["b"] == 3).all()
+
+
+def test_sample_to_stdout(files, capsys):
+    tmp_path, data, domain = files
+    model_path = _fit(tmp_path, data, domain)
+    capsys.readouterr()
+    assert main(["sample", str(model_path), "-n", "5"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "a,b,c"
+
+
+def test_fit_with_a_seed_keeps_it_only_on_request(files):
+    tmp_path, data, domain = files
+    assert load(_fit(tmp_path, data, domain, "--random-state", "4")).random_state is None
+    kept = _fit(tmp_path, data, domain, "--random-state", "4", "--keep-random-state")
+    assert load(kept).random_state == 4
+
+
+def test_report_command_writes_html(files):
+    tmp_path, data, domain = files
+    model_path = _fit(tmp_path, data, domain)
+    synthetic = tmp_path / "s.csv"
+    holdout = tmp_path / "h.csv"
+    _table(seed=1).to_csv(holdout, index=False)
+    assert main(["sample", str(model_path), "-n", "300", "-o", str(synthetic)]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", str(data), str(synthetic), "--holdout", str(holdout), "--model",
+                 str(model_path), "--target", "c", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert 'id="ledger"' in text and 'id="efficacy"' in text
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["fit"], ["fit", "x.csv", "--epsilon", "one", "-o", "m"], ["sample"], ["nope"],
+])
+def test_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("dpsynth: error:")]
+    assert "Traceback" not in err and len(lines) == 1 and err.rstrip().endswith(lines[0])
+    return lines[0]
+
+
+def test_runtime_errors_exit_1_with_one_line(files, capsys):
+    tmp_path, data, domain = files
+    assert main(["sample", str(tmp_path / "missing.dpsynth")]) == 1
+    assert "no such file" in _one_line_error(capsys)
+    assert main(["fit", str(data), "--epsilon", "1", "--method", "mst", "--param", "bogus=1",
+                 "-o", str(tmp_path / "m")]) == 1
+    assert "bogus" in _one_line_error(capsys)
+    assert main(["fit", str(data), "--epsilon", "-1", "--domain", str(domain),
+                 "-o", str(tmp_path / "m")]) == 1
+    assert "epsilon" in _one_line_error(capsys)
+    assert main(["fit", str(data), "--epsilon", "1", "--method", "nosuch",
+                 "-o", str(tmp_path / "m")]) == 1
+    assert "nosuch" in _one_line_error(capsys)
+    assert main(["ledger", str(data)]) == 1  # a CSV is not a model file
+    assert "Not a sklearn-dpsynth model file" in _one_line_error(capsys)
+    assert not (tmp_path / "m").exists()
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    with pytest.raises(Exception, match="no such file"):
+        main(["--debug", "sample", str(tmp_path / "missing.dpsynth")])
+
+
+def test_parquet_needs_pyarrow_or_round_trips(files, capsys):
+    tmp_path, _, _ = files
+    path = tmp_path / "data.parquet"
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        path.write_bytes(b"PAR1")
+        assert main(["describe", str(path)]) == 1
+        assert "pyarrow" in _one_line_error(capsys)
+    else:
+        _table().to_parquet(path)
+        assert main(["describe", str(path)]) == 0
+
+
+@pytest.mark.parametrize("command", [[], ["fit"], ["sample"], ["report"], ["describe"]])
+def test_help_is_plain_text(command, capsys):
+    assert main([*command, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "usage: dpsynth" in text
+    for markup in (":func:", ":class:", "``", ".. "):
+        assert markup not in text
+
+
+def test_the_module_runs_as_a_process(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "sklearn_dpsynth.cli", "methods"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "mst" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "sklearn_dpsynth.cli", "ledger",
+                           str(tmp_path / "missing")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1 and done.stderr.startswith("dpsynth: error: no such file")
+
+
+def _extras() -> dict:
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    section = config["options.extras_require"]
+    return {name: {line.split(">")[0].split("=")[0].strip()
+                   for line in section[name].splitlines() if line.strip()}
+            for name in section}
+
+
+def test_all_is_every_user_extra_and_no_dev_tool():
+    extras = _extras()
+    user = {name: pkgs for name, pkgs in extras.items() if name not in ("all", "dev", "test", "docs")}
+    assert set(user) >= {"neural", "plots", "report", "parquet"}
+    assert extras["all"] == set().union(*user.values())
+    assert not extras["all"] & {"pytest", "pytest-xdist", "sphinx", "numpydoc"}
+    assert extras["dev"] == extras["test"] | extras["docs"]
+
+
+def test_the_console_script_points_at_main():
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    scripts = config["options.entry_points"]["console_scripts"]
+    assert "dpsynth = sklearn_dpsynth.cli:console_main" in scripts
+
+
+def test_fit_shows_progress_where_the_method_has_it(files, capsys):
+    tmp_path, data, domain = files
+    args = ["fit", str(data), "--method", "aim", "--epsilon", "1", "--domain", str(domain),
+            "--param", "max_iters=20", "--param", "rounds=2", "-o", str(tmp_path / "m")]
+    assert main(args) == 0
+    assert load(tmp_path / "m").verbose is True
+    assert main([*args, "--quiet"]) == 0
+    assert load(tmp_path / "m").verbose is False
