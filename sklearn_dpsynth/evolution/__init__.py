@@ -3,7 +3,7 @@
 * :class:`PrivateEvolutionSynthesizer` -- private nearest-neighbour votes
   steer a generator that never sees the private data.
 * :func:`workload_distance` -- the workload-aware distance.
-* :mod:`~sklearn_dpsynth.evolution.generators` -- the generator protocol
+* ``sklearn_dpsynth.evolution.generators`` -- the generator protocol
   (:class:`RowGenerator`) and offline generators.
 """
 

@@ -98,7 +98,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         wrapping a fitted synthesizer, any object with ``random_rows(n, rng)``
         and ``variations(rows, rng)`` returning codes, or a factory
         ``factory(domain, public)`` returning one (see
-        :mod:`sklearn_dpsynth.evolution.generators`).
+        ``sklearn_dpsynth.evolution.generators``).
     workload : list, default=None
         Marginals of the distance: entries ``(columns, weight)`` or bare
         tuples of column names; ``None`` is every 2-way marginal of at most

@@ -70,7 +70,7 @@ def reweight_records(
 
     Accelerated projected gradient (FISTA with adaptive restart) on
     ``f(w) = 0.5 * ||A w - b||^2`` over ``w >= 0``, with ``A`` the whitened
-    :func:`query_matrix` and step ``1 / L``, ``L`` an upper estimate of
+    ``query_matrix`` and step ``1 / L``, ``L`` an upper estimate of
     ``||A||_2^2`` from power iteration.  Each step costs two sparse products
     with ``n_records * len(marginals)`` non-zeros.
 

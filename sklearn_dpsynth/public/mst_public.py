@@ -33,7 +33,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     1. the ``d`` 1-way marginals are measured with the Gaussian mechanism
        (``rho / 3``);
     2. a spanning tree is selected with MST's private Kruskal
-       (:func:`~sklearn_dpsynth.marginal._selection.private_kruskal`,
+       (``sklearn_dpsynth.marginal._selection.private_kruskal``,
        ``rho / 3``): the quality of a pair is the L1 distance between its
        true 2-way counts and the independent model of step 1; with
        ``public_selection=True`` the tree is instead the mutual-information
