@@ -17,6 +17,7 @@ import pandas as pd
 
 from ._domain_learning import as_numbers, can_hold_missing, column_kind, is_integer
 from ._input import check_table
+from .domain import INTEGER_RESOLUTION_MAX
 from .exceptions import PrivacyWarning
 
 __all__ = ["domain_from_public_data", "describe_domain"]
@@ -101,7 +102,9 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
 
     Every column gets an entry that ``domain=`` accepts back: numeric
     columns ``{"kind": "numeric", "bounds": [min, max], "integer": ...,
-    "missing": ...}`` (datetime bounds as ISO 8601 strings), booleans and
+    "missing": ...}`` (datetime bounds as ISO 8601 strings; values that
+    hold at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the zeros
+    of a money column, are proposed as exact ``"points"``), booleans and
     other columns ``{"categories": [...], "other": ..., "missing": ...}``
     with at most ``max_categories`` of the most frequent values.  The
     ``missing`` flag follows the dtype (whether the column *can* hold a
@@ -191,6 +194,10 @@ def _describe_column(series: pd.Series, n_bins: int | None, max_categories: int)
         cast = int if integer else float
         entry["bounds"] = [cast(values.min()), cast(values.max())]
         entry["integer"] = integer
+        per_integer = integer and values.max() - values.min() < INTEGER_RESOLUTION_MAX
+        points = [] if per_integer else _point_masses(values)  # exact codes already
+        if points:
+            entry["points"] = [cast(v) for v in points]
     if entry["bounds"][0] == entry["bounds"][1]:
         low = entry["bounds"][0]
         entry["bounds"] = [low, low + 1] if kind != "datetime" else \
@@ -199,6 +206,24 @@ def _describe_column(series: pd.Series, n_bins: int | None, max_categories: int)
     if n_bins is not None:
         entry["n_bins"] = int(n_bins)
     return entry
+
+
+#: A numeric value holding at least this share of a column's present rows is
+#: proposed as a point mass (``"points"``), e.g. the zeros of money columns.
+POINT_MASS_SHARE = 0.1
+
+#: At most this many point masses are proposed per column.
+MAX_POINT_MASSES = 3
+
+
+def _point_masses(values: np.ndarray) -> list:
+    """Values that hold a large share of the rows (zero-inflated columns), sorted."""
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size <= 2:  # a binary or constant column needs no point masses
+        return []
+    heavy = np.flatnonzero(counts >= POINT_MASS_SHARE * values.size)
+    heavy = heavy[np.argsort(-counts[heavy], kind="stable")][:MAX_POINT_MASSES]
+    return sorted(float(distinct[i]) for i in heavy)
 
 
 def _plain(value: Any) -> Any:

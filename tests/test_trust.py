@@ -12,6 +12,7 @@ import pytest
 from sklearn_dpsynth import (DomainInferenceWarning, IndependentSynthesizer, PrivacyWarning,
                              TableDiscretizer, describe_domain)
 from sklearn_dpsynth._validation import check_budget
+from sklearn_dpsynth.domain import Domain
 from sklearn_dpsynth.preprocessing import learn_domain
 from sklearn_dpsynth.privacy import PrivacyLedger
 
@@ -306,3 +307,17 @@ def test_discretizer_rejects_bad_parameters_by_name(params, name):
     frame, _ = _neighbours(n=100)
     with pytest.raises(ValueError, match=f"'{name}' parameter"):
         TableDiscretizer(**params).fit(frame, epsilon=1.0)
+
+
+def test_describe_domain_proposes_point_masses_for_zero_inflated_columns():
+    rng = np.random.default_rng(0)
+    gain = np.where(rng.random(2000) < 0.9, 0, rng.integers(1, 99_999, 2000))
+    frame = pd.DataFrame({"gain": gain, "age": rng.integers(17, 91, 2000),
+                          "x": rng.normal(size=2000)})
+    with pytest.warns(PrivacyWarning):
+        declaration = describe_domain(frame)
+    assert declaration["gain"]["points"] == [0]
+    assert "points" not in declaration["age"]  # per-integer codes are exact already
+    assert "points" not in declaration["x"]  # no value holds 10% of the rows
+    spec = Domain.from_declaration(declaration)["gain"]
+    np.testing.assert_array_equal(spec.decode(spec.encode(np.array([0, 0]))), [0, 0])
