@@ -214,3 +214,162 @@ def test_synthesizer_generator_draws_from_the_model_conditionals(private):
     for j in range(4):
         observed = np.bincount(every[:, j], minlength=SIZES[j]) / len(every)
         np.testing.assert_allclose(observed, model.marginals_[j], atol=0.02)
+
+
+# ---------------------------------------------------------------- scaled-L1 variant
+from sklearn_dpsynth.domain import Domain  # noqa: E402
+from sklearn_dpsynth.evolution import code_positions, column_similarity  # noqa: E402
+
+#: Columns 1 and 3 ordered: 5 bins; 4 bins + a point code (in bin 0) + missing.
+ORDERED_SIZES = [3, 5, 4, 6]
+POSITIONS = [None, np.arange(5) / 4, None, np.r_[np.arange(4) / 3, 0.0, np.nan]]
+
+
+def _brute_scaled(x, c, workload, positions=POSITIONS):
+    total = 0.0
+    for marginal, weight in workload:
+        if any(x[j] != c[j] for j in marginal if positions[j] is None):
+            total += weight
+            continue
+        gaps = []
+        for j in (j for j in marginal if positions[j] is not None):
+            a, b = positions[j][x[j]], positions[j][c[j]]
+            if np.isnan(a) or np.isnan(b):
+                gaps.append(0.0 if np.isnan(a) and np.isnan(b) else 1.0)
+            else:
+                gaps.append(abs(a - b))
+        total += weight * (np.mean(gaps) if gaps else 0.0)
+    return total
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_scaled_l1_distance_is_the_brute_force_value(name):
+    rng = np.random.default_rng(10)
+    rows, cands = _codes(12, rng, ORDERED_SIZES), _codes(15, rng, ORDERED_SIZES)
+    got = workload_distance(rows, cands, WORKLOADS[name], POSITIONS)
+    want = [[_brute_scaled(x, c, WORKLOADS[name]) for c in cands] for x in rows]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    # Never above the mismatch count, equal to it where no ordered column differs.
+    plain = workload_distance(rows, cands, WORKLOADS[name])
+    assert np.all(got <= plain + 1e-12)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_scaled_l1_nearest_is_the_brute_force_argmin(name):
+    rng = np.random.default_rng(11)
+    rows, cands = _codes(300, rng, ORDERED_SIZES), _codes(40, rng, ORDERED_SIZES)
+    cands[5] = cands[6]
+    priority = rng.random(len(cands))
+    got = nearest_candidates([rows[:130], rows[130:]], cands, ORDERED_SIZES, WORKLOADS[name],
+                             priority, POSITIONS)
+    for x, pick in zip(rows, got):
+        dist = np.array([_brute_scaled(x, c, WORKLOADS[name]) for c in cands])
+        tied = np.flatnonzero(np.isclose(dist, dist.min(), rtol=0, atol=1e-9))
+        assert pick == tied[np.argmax(priority[tied])]
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_scaled_l1_reduces_to_the_count_without_ordered_columns(name):
+    rng = np.random.default_rng(12)
+    rows, cands = _codes(200, rng), _codes(30, rng)
+    priority = rng.random(len(cands))
+    none = [None] * 4
+    np.testing.assert_array_equal(workload_distance(rows, cands, WORKLOADS[name], none),
+                                  workload_distance(rows, cands, WORKLOADS[name]))
+    np.testing.assert_array_equal(
+        nearest_candidates([rows], cands, SIZES, WORKLOADS[name], priority, none),
+        nearest_candidates([rows], cands, SIZES, WORKLOADS[name], priority))
+
+
+def test_scaled_l1_estimator_equals_workload_on_categorical_tables(private):
+    fits = [PrivateEvolutionSynthesizer(domain=DOMAIN, distance=d, rounds=2, n_synthetic=300,
+                                        random_state=0).fit(private, epsilon=1.0)
+            for d in ("workload", "scaled_l1")]
+    np.testing.assert_array_equal(fits[0].records_.codes, fits[1].records_.codes)
+    np.testing.assert_array_equal(fits[0].records_.probabilities, fits[1].records_.probabilities)
+
+
+def test_column_similarity_and_code_positions():
+    sim = column_similarity(np.array([0.0, 0.5, 1.0, np.nan]))
+    np.testing.assert_allclose(sim, [[1, 0.5, 0, 0], [0.5, 1, 0.5, 0], [0, 0.5, 1, 0],
+                                     [0, 0, 0, 1]])
+    domain = Domain.from_declaration(
+        {"x": {"kind": "numeric", "edges": [0, 10, 20, 30, 40, 50], "points": [25.0],
+               "missing": True},
+         "c": ["a", "b"], "k": 3})
+    positions = code_positions(domain)
+    np.testing.assert_allclose(positions[0], [0, 0.25, 0.5, 0.75, 1.0, 0.5, np.nan])
+    assert positions[1] is None and positions[2] is None
+
+
+NUMERIC_DOMAIN = {"x": (0.0, 100.0), "c": ["a", "b"]}
+
+
+class _FixedCandidates:
+    """Same candidate rows every call (codes on NUMERIC_DOMAIN with 10 bins)."""
+
+    def __init__(self, rows):
+        self.rows = np.asarray(rows)
+
+    def random_rows(self, n, rng):
+        return self.rows[np.arange(n) % len(self.rows)]
+
+    def variations(self, rows, rng):
+        return rows
+
+
+def test_scaled_l1_votes_for_the_closer_numeric_candidate():
+    # Private rows in bin 4 of x (values 40-50), category "a".  Candidates in the
+    # same category: bin 5 (near) and bin 9 (far); under the mismatch count both
+    # differ on every marginal holding x and tie; the scaled L1 prefers bin 5.
+    private = pd.DataFrame({"x": np.linspace(41, 49, 500), "c": ["a"] * 500})
+    candidates = [[5, 0], [9, 0]]
+    far_share = {}
+    for distance in ("workload", "scaled_l1"):
+        shares = []
+        for seed in range(4):  # seeds change the public tie-breaking order
+            synth = PrivateEvolutionSynthesizer(
+                domain=NUMERIC_DOMAIN, n_bins=10, distance=distance, n_synthetic=1,
+                generator=_FixedCandidates(candidates), random_state=seed,
+            ).fit(private, epsilon=1e4)
+            assert synth.domain_["x"].kind == "numeric"
+            shares.append(synth.records_.probabilities[1])
+        far_share[distance] = np.array(shares)
+    np.testing.assert_allclose(far_share["scaled_l1"], 0.0, atol=1e-3)
+    assert far_share["workload"].max() > 0.99  # some tie-breaking order chose the far bin
+    positions = code_positions(synth.domain_)
+    rows = np.array([[4, 0]])
+    priority = np.array([0.0, 0.9])  # ties go to the far candidate
+    for workload in ([((0,), 1.0), ((1,), 1.0)], [((0, 1), 1.0)], [((0,), 2.0)]):
+        plain = nearest_candidates([rows], np.array(candidates), [10, 2], workload, priority)
+        scaled = nearest_candidates([rows], np.array(candidates), [10, 2], workload, priority,
+                                    positions)
+        assert plain[0] == 1 and scaled[0] == 0
+
+
+def test_scaled_l1_one_added_record_changes_one_vote_bin_by_one():
+    rng = np.random.default_rng(13)
+    rows, cands = _codes(200, rng, ORDERED_SIZES), _codes(50, rng, ORDERED_SIZES)
+    priority = rng.random(len(cands))
+    table = CodesTable(rows, COLUMNS, ORDERED_SIZES)
+    base = vote_histogram(table, cands, PAIRS, priority, positions=POSITIONS)
+    for extra in _codes(10, rng, ORDERED_SIZES):
+        grown = vote_histogram(CodesTable(np.vstack([rows, extra]), COLUMNS, ORDERED_SIZES),
+                               cands, PAIRS, priority, positions=POSITIONS)
+        diff = grown - base
+        assert np.sum(diff != 0) == 1 and diff.sum() == 1 and diff.max() == 1
+
+
+def test_scaled_l1_neighbouring_numeric_tables_same_ledger_and_reproducible():
+    rng = np.random.default_rng(14)
+    frame = pd.DataFrame({"x": rng.uniform(0, 100, 800), "c": rng.choice(["a", "b"], 800)})
+    out = []
+    for table in (frame, frame.iloc[1:], frame):
+        synth = PrivateEvolutionSynthesizer(domain=NUMERIC_DOMAIN, distance="scaled_l1",
+                                            rounds=2, n_synthetic=200, random_state=3)
+        synth.fit(table, epsilon=1.0)
+        out.append(synth)
+    ledgers = [[(e.target, e.rho) for e in s.privacy_ledger_.entries] for s in out]
+    assert ledgers[0] == ledgers[1] == ledgers[2]
+    assert out[0].records_.codes.shape == out[1].records_.codes.shape
+    pd.testing.assert_frame_equal(out[0].sample(30), out[2].sample(30))

@@ -2,20 +2,23 @@
 
 * :class:`PrivateEvolutionSynthesizer` -- private nearest-neighbour votes
   steer a generator that never sees the private data.
-* :func:`workload_distance` -- the workload-aware distance.
+* :func:`workload_distance` -- the workload-aware distance (and its
+  scaled-L1 variant for numeric columns, with :func:`code_positions`).
 * ``sklearn_dpsynth.evolution.generators`` -- the generator protocol
   (:class:`RowGenerator`) and offline generators.
 """
 
-from ._distance import nearest_candidates, workload_distance
+from ._distance import column_similarity, nearest_candidates, workload_distance
 from ._voting import vote_histogram
 from .generators import (PublicBootstrapGenerator, RowGenerator, SynthesizerGenerator,
                          UniformGenerator, make_generator)
-from .pe import PrivateEvolutionSynthesizer, round_shares
+from .pe import PrivateEvolutionSynthesizer, code_positions, round_shares
 
 __all__ = [
     "PrivateEvolutionSynthesizer",
     "round_shares",
+    "code_positions",
+    "column_similarity",
     "workload_distance",
     "nearest_candidates",
     "vote_histogram",

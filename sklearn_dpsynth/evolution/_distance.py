@@ -9,6 +9,23 @@ workload's weights:
 
     Wdist(x, c) = sum_M w_M [x_M != c_M].
 
+**Scaled-L1 variant** (the paper's treatment of numeric columns): a column
+with ordered codes (a binned numeric column) gets a *position* in
+``[0, 1]`` per code (bin ``b`` of ``B`` at ``b / (B - 1)``; a point code at
+its bin's position; the missing code ``nan``).  On such columns two codes
+are ``delta_j(x, c) = |pos(x_j) - pos(c_j)|`` apart (1 when exactly one is
+missing, 0 when both are).  A marginal ``M`` with unordered columns ``U``
+and ordered columns ``O`` then contributes
+
+    d_M(x, c) = 1                              if x_U != c_U,
+    d_M(x, c) = mean_{j in O} delta_j(x, c)    otherwise,
+
+the scaled L1 distance of the numeric coordinates *within* the cell of the
+categorical ones (0 when ``O`` is empty and the cells agree).  It is 0 iff
+the records share the cell of ``M``, lies in ``[0, 1]``, never exceeds the
+mismatch indicator, and equals it when no column of ``M`` is ordered: on
+all-categorical tables the variant is the plain workload distance.
+
 Two computations:
 
 * :func:`workload_distance` -- the definition, vectorised marginal by
@@ -20,7 +37,12 @@ Two computations:
   which the records agree, a decreasing function of ``a``: the nearest
   candidate maximises the agreement, computed as a product of one-hot
   matrices (one BLAS call per chunk).  1-way workloads with any weights are
-  a weighted agreement, computed the same way.
+  a weighted agreement, computed the same way.  With ordered columns the
+  agreement of an ordered column is the similarity ``1 - delta_j``; the
+  complete 2-way workload's closeness is then a function of the summed
+  categorical agreement ``A`` and the summed numeric similarity ``S`` (two
+  matrix products per block, see :class:`_AgreementScorer`); complete
+  ``k``-way workloads with ``k > 2`` and ordered columns use the definition.
 """
 
 from __future__ import annotations
@@ -31,7 +53,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["workload_distance", "nearest_candidates", "agreement_weights"]
+__all__ = ["workload_distance", "nearest_candidates", "agreement_weights",
+           "column_similarity"]
 
 Marginal = tuple[int, ...]
 
@@ -40,7 +63,8 @@ ROW_BLOCK = 256
 
 
 def workload_distance(rows: np.ndarray, candidates: np.ndarray,
-                      workload: Sequence[tuple[Marginal, float]]) -> np.ndarray:
+                      workload: Sequence[tuple[Marginal, float]],
+                      positions: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
     """``Wdist`` between every row and every candidate (the definition).
 
     Parameters
@@ -49,19 +73,66 @@ def workload_distance(rows: np.ndarray, candidates: np.ndarray,
     candidates : ndarray of int, shape (n_candidates, n_columns)
     workload : sequence of (tuple of int, float)
         Marginals (column positions) and weights.
+    positions : sequence of (ndarray or None), optional
+        Per column, the position in ``[0, 1]`` of every code of an ordered
+        (numeric) column (``nan`` for the missing code), or None for an
+        unordered one.  None everywhere (the default) is the plain mismatch
+        count; otherwise ordered columns use the scaled-L1 variant.
 
     Returns
     -------
     ndarray of float, shape (n_rows, n_candidates)
-        ``sum_M w_M [rows_M != candidates_M]``.
+        ``sum_M w_M d_M(rows, candidates)``.
     """
+    ordered = _ordered_columns(positions, rows.shape[1])
     out = np.zeros((rows.shape[0], candidates.shape[0]))
     for marginal, weight in workload:
         differs = np.zeros(out.shape, dtype=bool)
         for j in marginal:
-            differs |= rows[:, j][:, None] != candidates[:, j][None, :]
-        out += weight * differs
+            if j not in ordered:
+                differs |= rows[:, j][:, None] != candidates[:, j][None, :]
+        numeric = [j for j in marginal if j in ordered]
+        if not numeric:
+            out += weight * differs
+            continue
+        spread = sum(1.0 - column_similarity(positions[j])[rows[:, j][:, None],
+                                                            candidates[:, j][None, :]]
+                     for j in numeric) / len(numeric)
+        out += weight * np.where(differs, 1.0, spread)
     return out
+
+
+def column_similarity(positions: np.ndarray) -> np.ndarray:
+    """``1 - delta`` between every pair of codes of an ordered column.
+
+    Parameters
+    ----------
+    positions : ndarray of float, shape (n_codes,)
+        Positions in ``[0, 1]``; ``nan`` for the missing code.
+
+    Returns
+    -------
+    ndarray of float, shape (n_codes, n_codes)
+        ``1 - |pos_a - pos_b|``; a missing code is similar (1) to itself
+        only.
+    """
+    positions = np.asarray(positions, dtype=float)
+    similarity = 1.0 - np.abs(positions[:, None] - positions[None, :])
+    missing = np.isnan(positions)
+    similarity[missing, :] = 0.0
+    similarity[:, missing] = 0.0
+    similarity[np.ix_(missing, missing)] = np.eye(int(missing.sum()))
+    return similarity
+
+
+def _ordered_columns(positions, n_columns: int) -> set[int]:
+    """Positions of the columns compared by scaled L1."""
+    if positions is None:
+        return set()
+    if len(positions) != n_columns:
+        raise ValueError(f"positions: need one entry per column ({n_columns}), got "
+                         f"{len(positions)}.")
+    return {j for j, p in enumerate(positions) if p is not None}
 
 
 def agreement_weights(workload: Sequence[tuple[Marginal, float]],
@@ -95,6 +166,7 @@ def nearest_candidates(
     sizes: Sequence[int],
     workload: Sequence[tuple[Marginal, float]],
     priority: np.ndarray,
+    positions: Sequence[np.ndarray | None] | None = None,
 ) -> np.ndarray:
     """Index of the nearest candidate (under ``Wdist``) of every row.
 
@@ -113,6 +185,9 @@ def nearest_candidates(
     priority : ndarray of shape (n_candidates,)
         Tie-breaking order in ``[0, 1)``: among equally near candidates the
         largest wins.
+    positions : sequence of (ndarray or None), optional
+        Code positions of ordered columns for the scaled-L1 variant (see
+        :func:`workload_distance`); None is the plain mismatch distance.
 
     Returns
     -------
@@ -120,19 +195,34 @@ def nearest_candidates(
         One candidate index per row, in row order.
     """
     distinct, best_member, best_priority = _distinct_candidates(candidates, priority)
-    symmetric = agreement_weights(workload, len(sizes))
-    if symmetric is not None:
-        scorer = _AgreementScorer(distinct, sizes, symmetric[0], best_priority)
+    scorer = _scorer(distinct, sizes, workload, best_priority, positions)
     out = []
     for chunk in chunks:
         for start in range(0, chunk.shape[0], ROW_BLOCK):
             block = chunk[start:start + ROW_BLOCK]
-            if symmetric is not None:
+            if scorer is not None:
                 nearest = scorer.nearest(block)
             else:
-                nearest = _pick(-workload_distance(block, distinct, workload), best_priority)
+                nearest = _pick(-workload_distance(block, distinct, workload, positions),
+                                best_priority)
             out.append(best_member[nearest])
     return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+
+
+def _scorer(candidates: np.ndarray, sizes: Sequence[int],
+            workload: Sequence[tuple[Marginal, float]], priority: np.ndarray,
+            positions) -> "_AgreementScorer | None":
+    """The matrix-product scorer of a workload, or None (use the definition)."""
+    symmetric = agreement_weights(workload, len(sizes))
+    if symmetric is None:
+        return None
+    column_weights, k = symmetric
+    ordered = _ordered_columns(positions, len(sizes))
+    if not ordered:
+        return _AgreementScorer(candidates, sizes, column_weights, priority)
+    if k > 2:
+        return None
+    return _OrderedScorer(candidates, sizes, column_weights, priority, positions, k)
 
 
 def _distinct_candidates(candidates: np.ndarray, priority: np.ndarray):
@@ -197,3 +287,72 @@ def _pick(closeness: np.ndarray, priority: np.ndarray) -> np.ndarray:
     tied = closeness >= best - 1e-5 * (1.0 + np.abs(best))
     return np.argmax(np.where(tied, priority.astype(np.float32)[None, :], np.float32(-1.0)),
                      axis=1)
+
+
+class _OrderedScorer(_AgreementScorer):
+    """Closeness under the scaled-L1 variant, for 1-way and complete 2-way workloads.
+
+    Per row and candidate, ``A`` is the (weighted) number of agreeing
+    unordered columns and ``S`` the (weighted) sum of ``1 - delta_j`` over
+    the ordered ones, both one matrix product: a row's encoding holds, for
+    an ordered column, the similarity of its code to every code
+    (:func:`column_similarity`) instead of a one-hot.  A 1-way workload's
+    closeness is ``A + S``.  For the complete 2-way workload (unit weights,
+    ``m`` ordered columns) the similarities of the pairs sum to
+
+        A (A - 1) / 2  +  A S  +  (m - 1) S / 2
+
+    (unordered pairs agree on both columns; a mixed pair contributes
+    ``a_j (1 - delta_l)``; an ordered pair the mean of its similarities),
+    which is ``C(d, 2) - Wdist``: the largest closeness is the nearest
+    candidate.
+    """
+
+    def __init__(self, candidates: np.ndarray, sizes: Sequence[int],
+                 column_weights: np.ndarray, priority: np.ndarray,
+                 positions: Sequence[np.ndarray | None], order: int) -> None:
+        super().__init__(candidates, sizes, column_weights, priority)
+        self.order = order
+        self.kernels = [None if p is None else column_similarity(p).astype(np.float32)
+                        for p in positions]
+        self.n_ordered = sum(k is not None for k in self.kernels)
+        # Each side's product only spans its own columns' slots.
+        self.slots = {side: np.concatenate(
+            [np.arange(self.offsets[j], self.offsets[j] + sizes[j], dtype=np.int64)
+             for j, kernel in enumerate(self.kernels) if (kernel is not None) == side]
+            or [np.empty(0, dtype=np.int64)]) for side in (False, True)}
+        self.candidate_side = {side: np.ascontiguousarray(self.candidate_hot[slots])
+                               for side, slots in self.slots.items()}
+        del self.candidate_hot
+
+    def encode(self, codes: np.ndarray, ordered: bool) -> np.ndarray:
+        """Weighted one-hot (unordered) or similarity rows (ordered) of one side's slots."""
+        out = np.zeros((codes.shape[0], self.width), dtype=np.float32)
+        rows = np.arange(codes.shape[0])
+        for j, kernel in enumerate(self.kernels):
+            if (kernel is not None) != ordered:
+                continue
+            if kernel is None:
+                out[rows, self.offsets[j] + codes[:, j]] = self.weights[j]
+            else:
+                stop = self.offsets[j] + kernel.shape[0]
+                out[:, self.offsets[j]:stop] = self.weights[j] * kernel[codes[:, j]]
+        return out[:, self.slots[ordered]]
+
+    def closeness(self, block: np.ndarray, ordered: bool) -> np.ndarray:
+        """``S`` (ordered) or ``A`` (unordered) of every row and candidate."""
+        return self.encode(block, ordered) @ self.candidate_side[ordered]
+
+    def nearest(self, block: np.ndarray) -> np.ndarray:
+        similarity = self.closeness(block, ordered=True)
+        agreement = self.closeness(block, ordered=False)
+        if self.order == 1:
+            similarity += agreement
+            return _pick(similarity, self.priority)
+        pairs = agreement - 1.0
+        pairs *= agreement
+        pairs *= 0.5
+        agreement += 0.5 * (self.n_ordered - 1)
+        similarity *= agreement
+        similarity += pairs
+        return _pick(similarity, self.priority)

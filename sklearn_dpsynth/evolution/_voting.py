@@ -22,7 +22,8 @@ Marginal = tuple[int, ...]
 
 def vote_histogram(table: Any, candidates: np.ndarray,
                    workload: Sequence[tuple[Marginal, float]], priority: np.ndarray,
-                   chunk_rows: int = 65536) -> np.ndarray:
+                   chunk_rows: int = 65536,
+                   positions: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
     """Number of private rows whose nearest candidate is each candidate (private).
 
     Parameters
@@ -36,6 +37,9 @@ def vote_histogram(table: Any, candidates: np.ndarray,
         Public tie-breaking order (see :func:`nearest_candidates`).
     chunk_rows : int, default=65536
         Rows read at once.
+    positions : sequence of (ndarray or None), optional
+        Code positions of ordered columns for the scaled-L1 distance (see
+        :func:`~sklearn_dpsynth.evolution.workload_distance`); public.
 
     Returns
     -------
@@ -45,7 +49,8 @@ def vote_histogram(table: Any, candidates: np.ndarray,
     for chunk in table.iter_chunks(chunk_rows):
         # Equal rows vote alike: search once per distinct row, weigh by its count.
         rows, counts = np.unique(chunk, axis=0, return_counts=True)
-        nearest = nearest_candidates([rows], candidates, table.sizes, workload, priority)
+        nearest = nearest_candidates([rows], candidates, table.sizes, workload, priority,
+                                     positions)
         votes += np.bincount(nearest, weights=counts, minlength=candidates.shape[0])
     return votes
 

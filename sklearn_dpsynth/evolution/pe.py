@@ -15,7 +15,40 @@ from ..public._workload import workload_positions
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
 
-__all__ = ["PrivateEvolutionSynthesizer", "round_shares"]
+__all__ = ["PrivateEvolutionSynthesizer", "round_shares", "code_positions"]
+
+
+def code_positions(domain: Any) -> list[np.ndarray | None]:
+    """Positions in ``[0, 1]`` of the codes of every numeric column (public).
+
+    Parameters
+    ----------
+    domain : Domain
+        The fitted domain.
+
+    Returns
+    -------
+    list of (ndarray or None)
+        Per column: None unless its kind is ``"numeric"``; then bin ``b`` of
+        ``B`` sits at ``b / (B - 1)`` (0 when ``B = 1``), a point code at the
+        position of the bin that holds the point, the missing code at
+        ``nan``.  Only the domain's edges and points are read.
+    """
+    out: list[np.ndarray | None] = []
+    for spec in domain:
+        if spec.kind != "numeric":
+            out.append(None)
+            continue
+        n_bins = spec.n_bins
+        scale = max(n_bins - 1, 1)
+        points = np.asarray(spec.points if spec.points is not None else [], dtype=float)
+        point_bins = np.clip(np.searchsorted(spec.edges, points, side="right") - 1, 0,
+                             n_bins - 1)
+        positions = np.concatenate([np.arange(n_bins), point_bins]) / scale
+        if spec.missing:
+            positions = np.append(positions, np.nan)
+        out.append(positions.astype(float))
+    return out
 
 
 def round_shares(schedule: Any, rounds: int) -> np.ndarray:
@@ -62,7 +95,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     2. in round ``t`` every private row votes for its nearest candidate under
        the workload-aware distance ``Wdist(x, c) = sum_M w_M [x_M != c_M]``
        (the number of workload marginals on which ``x`` and ``c`` fall in
-       different cells); the vote histogram gets Gaussian noise at the
+       different cells; with ``distance="scaled_l1"`` numeric columns are
+       compared by scaled L1 within the categorical cells); the vote
+       histogram gets Gaussian noise at the
        round's budget, is clipped at 0 and normalised;
     3. if ``t < T``, ``|S_t|`` parents are drawn from that distribution
        (with replacement) and ``variation_api(parents)`` is ``S_{t+1}``;
@@ -103,6 +138,16 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Marginals of the distance: entries ``(columns, weight)`` or bare
         tuples of column names; ``None`` is every 2-way marginal of at most
         10,000 cells.
+    distance : {"workload", "scaled_l1"}, default="workload"
+        ``"workload"``: a marginal counts 1 when the records fall in
+        different cells.  ``"scaled_l1"``: the paper's variant for numeric
+        columns -- within the cell of the marginal's categorical columns, the
+        mean scaled L1 distance between the numeric columns' bin positions
+        (bin ``b`` of ``B`` at ``b / (B - 1)``, a point code at its bin, a
+        missing value 1 away from any present one); see
+        :func:`~sklearn_dpsynth.evolution.workload_distance`.  Only columns
+        whose domain kind is ``"numeric"`` are ordered; on other tables both
+        choices are the same distance.
     rounds : int, default=1
         Number of voting rounds ``T``.
     schedule : {"increasing", "even", "decreasing"} or list of float, default="increasing"
@@ -150,7 +195,11 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     changes by 1, and each row casts exactly one vote, whose target depends
     on that row and on the candidates only: one row changes one bin of the
     vote histogram by 1 (L2 sensitivity 1).  Each release is the Gaussian
-    mechanism, ``1 / (2 sigma_t^2)``-zCDP (``ledger.gaussian``).  The
+    mechanism, ``1 / (2 sigma_t^2)``-zCDP (``ledger.gaussian``).  This holds
+    for either ``distance``: the distance is a fixed function of two records
+    and of the public domain (the bin positions come from the declared or
+    already-paid-for edges, never from the private rows), so it only decides
+    *which* bin a row's single vote goes to.  The
     candidates of round ``t`` are a function of the generator (which never
     sees private data), the public table, the seeded randomness and earlier
     noisy releases; the tie-breaking order is public randomness.  zCDP
@@ -166,8 +215,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     **Distance.** Complete ``k``-way workloads (and 1-way ones with any
     weights) use a one-hot matrix product; other workloads compute the
     definition marginal by marginal, which costs ``len(workload)`` times
-    more.  Numeric columns are compared by their bins (the codes); the
-    paper's scaled-L1 variant within cells is not implemented.
+    more.  With ``distance="scaled_l1"`` and numeric columns, 1-way and
+    complete 2-way workloads still use matrix products (two per block of
+    rows); complete ``k``-way workloads with ``k > 2`` use the definition.
 
     Examples
     --------
@@ -184,6 +234,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         **PublicDataSynthesizer._parameter_constraints,
         "generator": [str, callable, object],
         "workload": [list, tuple, None],
+        "distance": [StrOptions({"workload", "scaled_l1"})],
         "rounds": [Interval(Integral, 1, None, closed="left")],
         "schedule": [StrOptions({"increasing", "even", "decreasing"}), list, tuple],
         "n_synthetic": [Interval(Integral, 1, None, closed="left"), None],
@@ -197,7 +248,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  generator="uniform",
-                 workload=None, rounds=1, schedule="increasing", n_synthetic=None,
+                 workload=None, distance="workload", rounds=1, schedule="increasing", n_synthetic=None,
                  candidate_ratio=2.0, threshold=0.0, count_share=0.02, n_resample=1,
                  verbose=False, random_state=None):
         self.domain = domain
@@ -208,6 +259,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.bin_value = bin_value
         self.generator = generator
         self.workload = workload
+        self.distance = distance
         self.rounds = rounds
         self.schedule = schedule
         self.n_synthetic = n_synthetic
@@ -222,6 +274,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                      public) -> None:
         workload = workload_positions(self.workload, table.columns, table.sizes)
         shares = round_shares(self.schedule, self.rounds)
+        positions = (code_positions(self.domain_) if self.distance == "scaled_l1" else None)
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
                                    self.n_resample)
@@ -234,7 +287,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         for t in range(self.rounds):
             last = t == self.rounds - 1
             rho = ledger.rho_remaining() if last else shares[t] * rho_rounds
-            votes = vote_histogram(table, candidates, workload, rng.random(n_candidates))
+            votes = vote_histogram(table, candidates, workload, rng.random(n_candidates),
+                                   positions=positions)
             probs, vote_total = noisy_vote_distribution(
                 votes, rho, ledger, rng, target=f"PE round {t + 1}: nearest-candidate votes",
                 threshold=self.threshold)
