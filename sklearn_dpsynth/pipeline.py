@@ -15,7 +15,7 @@ therefore fits a step on the private table only when that is safe:
 * data-independent steps (``"passthrough"``, ``FunctionTransformer``
   without ``check_inverse``) learn nothing from the rows;
 * steps already fitted (on public data) are used as they are, never refit;
-  wrap them in :class:`sklearn.frozen.FrozenEstimator` so that ``clone``
+  wrap them in ``sklearn.frozen.FrozenEstimator`` so that ``clone``
   (and ``GridSearchCV``) keeps them fitted;
 * any other step is refused before anything is read, unless
   ``allow_non_private=True``, which fits it on the private rows with a
