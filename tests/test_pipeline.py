@@ -154,3 +154,19 @@ def test_bad_parameters_name_themselves(kwargs, error, match):
     params.update(kwargs)
     with pytest.raises(error, match=match):
         SynthesizerPipeline(**params).fit(_table(), epsilon=1.0)
+
+
+def test_neighbouring_tables_get_the_same_accounting_and_declared_codes():
+    """What the pipeline carries besides DP outputs does not depend on the rows."""
+    public = np.linspace(0, 100, 11).reshape(-1, 1)
+    bins = FrozenEstimator(KBinsDiscretizer(n_bins=5, encode="ordinal",
+                                            strategy="uniform").fit(public))
+    fitted = []
+    for table in _neighbours():
+        X = table[["age"]].to_numpy(float)
+        pipe = SynthesizerPipeline([("bins", bins)], MSTSynthesizer(random_state=0))
+        fitted.append(pipe.fit(X, epsilon=1.0))
+    costs = [[(e.target, e.mechanism, e.rho, e.delta, e.noise_scale)
+              for e in p.privacy_ledger_.entries] for p in fitted]
+    assert costs[0] == costs[1]
+    assert fitted[0].synthesizer_.domain == fitted[1].synthesizer_.domain == {0: 5}
