@@ -94,6 +94,12 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """
         self._validate_params()
         epsilon, delta = check_budget(epsilon, delta)
+        return self._fit_in_ledger(X, PrivacyLedger(epsilon, delta), public_data)
+
+    def _fit_in_ledger(self, X: Any, ledger: PrivacyLedger, public_data: Any = None):
+        """Fit spending only what remains of ``ledger`` (also used by pipelines)."""
+        self._validate_params()
+        delta = ledger.delta
         self._check_public_allowed(public_data)
         if is_duckdb_input(X):  # counted in DuckDB, out of core
             frame = open_duckdb(X)
@@ -102,7 +108,6 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             frame, form = check_table(X)
         public_frame = self._align_public(public_data, form)
         rng = check_rng(self.random_state)
-        ledger = PrivacyLedger(epsilon, delta)
         share = self.preprocessing_budget
         self.domain_ = learn_domain(
             frame, self._declared_domain(form), n_bins=self.n_bins,

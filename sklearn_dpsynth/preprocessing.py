@@ -23,7 +23,7 @@ from ._domain_learning import candidate_grid, learn_domain
 from ._input import InputForm, align_columns, check_table
 from ._input import set_feature_info as _set_feature_info
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_rng
-from .privacy import PrivacyLedger, epsilon_to_rho
+from .privacy import LedgerShare, PrivacyLedger, epsilon_to_rho
 from .public_domain import describe_domain, domain_from_public_data
 
 __all__ = [
@@ -139,20 +139,24 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        frame, self._form = check_table(X)
-        noise_rng = check_rng(self.random_state)
         ledger = None
         if epsilon is not None or delta is not None:
             epsilon, delta = check_budget(epsilon, _DEFAULT_DELTA if delta is None else delta)
             ledger = PrivacyLedger(epsilon, delta)
+        return self._fit_in_budget(X, None if ledger is None else ledger.share(
+            epsilon_to_rho(ledger.epsilon, ledger.delta / 2), ledger.delta / 2,
+            label="domain learning"))
+
+    def _fit_in_budget(self, X, budget: LedgerShare | None):
+        """Fit spending at most the share ``budget`` (also used by pipelines)."""
+        self._validate_params()
+        frame, self._form = check_table(X)
+        noise_rng = check_rng(self.random_state)
         self.domain_ = learn_domain(
             frame, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
-            rng=noise_rng,
-            budget=None if ledger is None else ledger.share(
-                epsilon_to_rho(ledger.epsilon, ledger.delta / 2), ledger.delta / 2,
-                label="domain learning"),
-            max_categories=self.max_categories)
-        self.privacy_ledger_ = ledger if ledger is not None and len(ledger) else None
+            rng=noise_rng, budget=budget, max_categories=self.max_categories)
+        ledger = None if budget is None else budget.root
+        self.privacy_ledger_ = ledger if ledger is not None and len(budget.entries) else None
         # The generator that drew the noise is not kept: its state would let the
         # noise be replayed from a pickle.  Uniform placement in bins gets its own.
         self._rng = (np.random.default_rng() if self.random_state is None

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 3 -- the estimator contract
     ("_base",),
     # 4 -- the synthesizers (public-data and evolution methods go here too)
-    ("marginal", "neural", "public", "evolution"),
+    ("marginal", "neural", "public", "evolution", "pipeline"),
     # 5 -- the method catalogue (imports its classes lazily, by name)
     ("registry",),
     # 6 -- the HTML quality report (on top of metrics and the estimators)

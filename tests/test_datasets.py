@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpsynth.datasets import ADULT_DOMAIN, load_adult, make_bayesnet
+from sklearn_dpsynth.datasets import ADULT_DOMAIN, bundled_adult_path, load_adult, make_bayesnet
 from sklearn_dpsynth.domain import Domain
 
 from .conftest import DATA_DIR
@@ -77,3 +77,25 @@ def test_load_adult_keeps_missing_values(tmp_path):
     assert data.frame.loc[1, "income"] == ">50K"
     Domain.from_declaration(data.domain).encode(data.frame)
     assert len(load_adult(path, missing="drop").frame) == 1
+
+
+def test_bundled_adult_loads_offline_and_is_small():
+    path = bundled_adult_path()
+    assert path.is_file() and path.stat().st_size < 1_000_000
+    data = load_adult()
+    frame = data.frame
+    assert frame.shape == (30162, 15) and not frame.isna().any().any()
+    assert list(frame.columns) == list(ADULT_DOMAIN)
+    assert Domain.from_declaration(data.domain).encode(frame).shape == frame.shape
+    assert data.domain == {c: ADULT_DOMAIN[c] for c in ADULT_DOMAIN}  # no missing marks
+    assert frame["income"].value_counts()["<=50K"] == 22654  # the UCI class balance
+
+
+@pytest.mark.skipif(not ADULT_RAW.exists(), reason="shared data not available")
+def test_bundled_adult_equals_the_raw_file():
+    pd.testing.assert_frame_equal(load_adult().frame, load_adult(ADULT_RAW).frame)
+
+
+def test_bundled_adult_license_is_noted():
+    text = (bundled_adult_path().parent / "README").read_text()
+    assert "CC BY 4.0" in text and "10.24432/C5XW20" in text

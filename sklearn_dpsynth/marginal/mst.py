@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Callable
@@ -116,6 +118,10 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         ``early_stopping`` times the number of measured entries (the loss's
         expected value at the true marginals; see Notes); ``None`` runs to
         ``tol`` / ``max_iters``.
+    verbose : bool, default=False
+        Print one line per stage on stderr (1-way measurement, selection,
+        measurement, estimation), each with its time and the epsilon spent
+        so far.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
         ``None`` (the default, and the only choice for a release) draws
@@ -226,13 +232,15 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         "max_iters": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
+        "verbose": ["boolean"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
-                 max_iters=1000, tol=1e-4, early_stopping=0.7, random_state=None):
+                 max_iters=1000, tol=1e-4, early_stopping=0.7, verbose=False,
+                 random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -246,6 +254,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.max_iters = max_iters
         self.tol = tol
         self.early_stopping = early_stopping
+        self.verbose = verbose
         self.random_state = random_state
 
     #: ``fit(..., public_data=)`` chooses the tree on a public table.
@@ -258,18 +267,25 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         rho = ledger.rho_remaining()
         shares = _budget_shares(plan.private_selection, plan.measure_cliques)
         self.attributes_ = list(self.domain_.model_domain().attributes)
+        log = _StageLog(self.verbose, ledger)
+        log.start(f"measuring {table.n_columns} 1-way marginals")
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights)
         compressed = table.remap(self.compression_.mappings)
+        log.start("selecting the spanning tree"
+                  + (" on the public table" if plan.public is not None else ""))
         if plan.public is None:
             edges = self._private_tree(compressed, plan.components, independent, ledger, rng,
                                        shares[1] * rho)
         else:
             edges = self._public_tree(plan.public, plan.components)
         cliques = plan.initial + edges
+        log.start(f"measuring {len(cliques)} selected marginals")
         measurements = one_way + self._measure_cliques(compressed, cliques, ledger, rng,
                                                        plan.weights)
+        log.start(f"estimating the model from {len(measurements)} measurements")
         self._estimate(measurements, independent)
+        log.start(None)
         labels = self.domain_.columns
         self.cliques_ = [tuple(labels[c] for c in clique) for clique in cliques]
         self.tree_edges_ = [(labels[a], labels[b]) for a, b in edges]
@@ -398,6 +414,25 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                                  f"> 0, got {weight!r}.")
             out[frozenset(positions)] = float(weight)
         return out
+
+
+class _StageLog:
+    """One line per stage on stderr (its time, the epsilon spent so far) when verbose."""
+
+    def __init__(self, verbose: bool, ledger: PrivacyLedger) -> None:
+        self.verbose = verbose
+        self.ledger = ledger
+        self.stage: str | None = None
+        self.began = 0.0
+
+    def start(self, stage: str | None) -> None:
+        """End the current stage (printing its line) and begin ``stage`` (None: done)."""
+        now = time.perf_counter()
+        if self.verbose and self.stage is not None:
+            spent = self.ledger.spent()[0] if len(self.ledger.entries) else 0.0
+            print(f"[MST] {self.stage}: done in {now - self.began:.2f}s, "
+                  f"epsilon spent so far {spent:.4g}", file=sys.stderr, flush=True)
+        self.stage, self.began = stage, now
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -9,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
+from tqdm.auto import tqdm
 
 from ._tables import CATEGORICAL, NUMERIC, column_kinds, prepare_tables
 from .conjunctions import conjunction_error
@@ -179,6 +181,7 @@ def evaluate(
     n_queries: int = 100,
     efficacy_models: Sequence[str] = ("logistic", "boosting"),
     n_jobs: int | None = 1,
+    verbose: bool = False,
 ) -> pd.DataFrame:
     """Evaluate synthetic data with every applicable metric.
 
@@ -227,6 +230,9 @@ def evaluate(
         train (see :func:`detection_score`); -1 uses every core, None the
         libraries' defaults (one OpenMP thread per core, which oversubscribes
         a shared machine and is slower on small tables).
+    verbose : bool, default=False
+        Show a progress bar on stderr (tqdm) over the metrics, naming the
+        one being computed.
 
     Returns
     -------
@@ -245,8 +251,12 @@ def evaluate(
     if target is not None and target not in train.columns:
         raise ValueError(f"target {target!r} is not a column of the tables.")
     rows = []
-    for name in _selected_metrics(metrics, context):
-        rows.extend(_BUILDERS[name](context))
+    names = list(_selected_metrics(metrics, context))
+    with tqdm(names, desc="evaluate", unit="metric", disable=not verbose,
+              file=sys.stderr) as bar:
+        for name in bar:
+            bar.set_postfix_str(name)
+            rows.extend(_BUILDERS[name](context))
     result = pd.DataFrame(rows, columns=COLUMNS)
     result["k"] = result["k"].astype("Int64")
     return result

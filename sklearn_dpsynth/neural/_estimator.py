@@ -10,6 +10,7 @@ the methods that need them, so this module imports without them.
 from __future__ import annotations
 
 import contextlib
+import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -86,7 +87,8 @@ class TransformerSynthesizer(BaseSynthesizer):
     _parameter_constraints: dict = {**BaseSynthesizer._parameter_constraints,
                                     **NEURAL_CONSTRAINTS,
                                     "pretrain_epochs": [Interval(Real, 0, None, closed="left")],
-                                    "pretrain_lr": [Interval(Real, 0, None, closed="neither")]}
+                                    "pretrain_lr": [Interval(Real, 0, None, closed="neither")],
+                                    "verbose": ["verbose"]}
 
     #: ``fit(..., public_data=P)`` pre-trains on ``P`` (needs ``pretrain_epochs > 0``).
     _accepts_public_data = True
@@ -149,6 +151,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         if batch == "auto":
             batch = suggest_batch_size(ledger, self.n_records_, self.epochs)
         plan = plan_dpsgd(ledger, self.n_records_, self.epochs, batch)
+        progress = _EpochProgress.create(self, ledger, plan)
         spend_dpsgd(ledger, sample_rate=plan.sample_rate,
                     noise_multiplier=plan.noise_multiplier, steps=plan.steps,
                     max_grad_norm=self.max_grad_norm, orders=plan.orders,
@@ -160,7 +163,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
         if public is not None:
             self._pretrain(public.to_numpy(), rng, device)
-        self._train(table.to_numpy(), plan, rng, device)
+        self._train(table.to_numpy(), plan, rng, device, progress)
 
     def _pretrain(self, public: np.ndarray, rng: np.random.Generator, device) -> None:
         """Non-private pre-training on public codes (no ledger entry: no private data)."""
@@ -191,7 +194,8 @@ class TransformerSynthesizer(BaseSynthesizer):
                 d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads,
                 d_ff=self.d_ff, dropout=self.dropout)
 
-    def _train(self, codes: np.ndarray, plan, rng: np.random.Generator, device) -> None:
+    def _train(self, codes: np.ndarray, plan, rng: np.random.Generator, device,
+               progress=None) -> None:
         from .training import DPSGDConfig, TrainingConfig, train_transformer
 
         config = TrainingConfig(
@@ -205,7 +209,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         try:
             with torch_threads(self.n_threads):
                 train_transformer(self.model_, self.layout_, codes, config, dp=dp, rng=rng,
-                                  device=device)
+                                  device=device, progress=progress)
         finally:
             self.model_.to("cpu").eval()
 
@@ -251,3 +255,49 @@ class TransformerSynthesizer(BaseSynthesizer):
 
     def _estimated_n_records(self) -> float:
         return self.n_records_
+
+
+class _EpochProgress:
+    """Per-epoch lines on stderr: mean training loss and epsilon spent so far."""
+
+    def __init__(self, name: str, ledger: PrivacyLedger, plan, epochs: float) -> None:
+        from ..privacy import dpsgd_rdp
+
+        # the ledger before the DP-SGD entry: "spent so far" adds the steps done
+        root = getattr(ledger, "root", ledger)
+        self.before = PrivacyLedger(root.epsilon, root.delta)
+        self.before.entries = list(root.entries)
+        self.name, self.plan, self.rdp = name, plan, dpsgd_rdp
+        # the step ending each (last possibly partial) epoch
+        n_epochs = max(int(np.ceil(epochs - 1e-9)), 1)
+        ends = [min(int(round(k * plan.steps / epochs)), plan.steps)
+                for k in range(1, n_epochs + 1)]
+        self.epoch_of_step = {end: k for k, end in enumerate(ends, start=1)}
+        self.epoch_of_step[plan.steps] = n_epochs
+        self.n_epochs = n_epochs
+        self.losses: list[float] = []
+
+    @classmethod
+    def create(cls, estimator, ledger: PrivacyLedger, plan) -> "_EpochProgress | None":
+        """A progress callback when ``estimator.verbose``, else None."""
+        if not estimator.verbose:
+            return None
+        return cls(type(estimator).__name__, ledger, plan, float(estimator.epochs))
+
+    def epsilon_after(self, steps: int) -> float:
+        """Epsilon of the entries before training plus ``steps`` DP-SGD steps."""
+        orders = np.asarray(self.plan.orders, dtype=float)
+        curve = self.rdp(self.plan.sample_rate, self.plan.noise_multiplier, steps, orders)
+        return self.before.epsilon_if(rdp=(orders, curve))
+
+    def __call__(self, step: int, steps: int, loss: float) -> None:
+        if np.isfinite(loss):
+            self.losses.append(loss)
+        epoch = self.epoch_of_step.get(step)
+        if epoch is None:
+            return
+        mean = float(np.mean(self.losses)) if self.losses else float("nan")
+        self.losses = []
+        print(f"[{self.name}] epoch {epoch}/{self.n_epochs} (step {step}/{steps}): "
+              f"training loss {mean:.4f} nats/row, epsilon spent so far "
+              f"{self.epsilon_after(step):.4g}", file=sys.stderr, flush=True)

@@ -82,6 +82,12 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         clipping (faster here).
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample ("auto": CUDA when available).
+    verbose : int, default=0
+        When positive, print one line per epoch on stderr: the mean training
+        loss of the epoch (nats per row, computed on the private batches
+        without noise: for the operator of the fit, not for release) and
+        the epsilon spent so far (the ledger's entries before training and
+        the DP-SGD steps done).
     n_threads : int or None, default=1
         torch intra-op CPU threads during fit, sample and score (restored
         afterwards); None leaves torch's setting.  One thread is the default
@@ -165,7 +171,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
                  bin_value="uniform", d_model=64, n_layers=2,
                  n_heads=4, d_ff=None, dropout=0.0, epochs=10.0, batch_size=1024,
                  max_grad_norm=1.0, lr=1e-2, warmup_steps=10, weight_decay=0.0,
-                 grad_sample_mode="auto", device="auto", n_threads=1,
+                 grad_sample_mode="auto", device="auto", n_threads=1, verbose=0,
                  pretrain_epochs=0.0, pretrain_lr=3e-3,
                  random_state=None):
         self.domain = domain
@@ -188,6 +194,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         self.grad_sample_mode = grad_sample_mode
         self.device = device
         self.n_threads = n_threads
+        self.verbose = verbose
         self.pretrain_epochs = pretrain_epochs
         self.pretrain_lr = pretrain_lr
         self.random_state = random_state

@@ -275,7 +275,9 @@ def row_log_likelihood(model: torch.nn.Module, layout: RowLayout, codes: np.ndar
 def train_transformer(model: torch.nn.Module, layout: RowLayout, codes: np.ndarray,
                       config: TrainingConfig, *, dp: DPSGDConfig | None,
                       rng: np.random.Generator, device: torch.device,
-                      record_loss: bool = False) -> TrainingReport:
+                      record_loss: bool = False,
+                      progress: Callable[[int, int, float], None] | None = None
+                      ) -> TrainingReport:
     """Train ``model`` in place on encoded rows.
 
     Parameters
@@ -299,6 +301,11 @@ def train_transformer(model: torch.nn.Module, layout: RowLayout, codes: np.ndarr
         Keep the mean training NLL of every step in the report.  These are
         computed on private batches without noise: never release them from
         a private fit.
+    progress : callable, optional
+        ``progress(step, steps, loss)`` after every step (1-based ``step``;
+        ``loss`` the batch's mean training NLL per row, ``nan`` for an empty
+        batch).  The loss is computed without noise: for the operator's
+        eyes, never for release.
 
     Returns
     -------
@@ -312,11 +319,12 @@ def train_transformer(model: torch.nn.Module, layout: RowLayout, codes: np.ndarr
         model.to(device).train()
         start, cpu_start = time.perf_counter(), time.process_time()
         if dp is None:
-            report = _train_plain(model, layout, codes, config, rng, device, record_loss)
+            report = _train_plain(model, layout, codes, config, rng, device, record_loss,
+                                  progress)
         else:
             generator = torch.Generator(device=device).manual_seed(seed_noise)
             report = _train_private(model, layout, codes, config, dp, rng, device,
-                                    generator, record_loss)
+                                    generator, record_loss, progress)
         model.eval()
     report.steps = config.steps
     report.seconds = time.perf_counter() - start
@@ -347,21 +355,26 @@ def _row_losses(model, layout, codes, index, config, rng, device) -> torch.Tenso
     return -copies_log_likelihood(model, layout, codes[index], orders, device).mean(dim=1)
 
 
-def _train_plain(model, layout, codes, config, rng, device, record_loss) -> TrainingReport:
+def _train_plain(model, layout, codes, config, rng, device, record_loss,
+                 progress=None) -> TrainingReport:
     optimizer = _adamw(model, config, config.adam_eps)
     scheduler = _scheduler(optimizer, config)
     report = TrainingReport()
-    for _ in range(config.steps):
+    for step in range(config.steps):
         index = poisson_batch(len(codes), config.sample_rate, rng)
         optimizer.zero_grad(set_to_none=True)
+        loss = float("nan")
         if len(index):
             losses = _row_losses(model, layout, codes, index, config, rng, device)
             (losses.sum() / config.expected_batch_size).backward()
             optimizer.step()
+            loss = float(losses.detach().mean()) if record_loss or progress else loss
             if record_loss:
-                report.losses.append(float(losses.detach().mean()))
+                report.losses.append(loss)
         scheduler.step()
         report.rows_seen += len(index)
+        if progress is not None:
+            progress(step + 1, config.steps, loss)
     model.zero_grad(set_to_none=True)
     return report
 
@@ -417,14 +430,14 @@ class _EmbeddingOutputs:
 
 
 def _train_private(model, layout, codes, config, dp, rng, device, generator,
-                   record_loss) -> TrainingReport:
+                   record_loss, progress=None) -> TrainingReport:
     wrapped, optimizer = _wrap(model, config, dp, generator)
     scheduler = _scheduler(optimizer, config)
     chunk_rows = _chunk_rows(model, layout, config, dp)
     embedded = _EmbeddingOutputs(model)
     report = TrainingReport()
     try:
-        for _ in range(config.steps):
+        for step in range(config.steps):
             index = poisson_batch(len(codes), config.sample_rate, rng)
             total = _private_step(wrapped, optimizer, layout, codes, index, config, dp, rng,
                                   device, chunk_rows, embedded)
@@ -432,6 +445,9 @@ def _train_private(model, layout, codes, config, dp, rng, device, generator,
             report.rows_seen += len(index)
             if record_loss and len(index):
                 report.losses.append(total / len(index))
+            if progress is not None:
+                progress(step + 1, config.steps,
+                         total / len(index) if len(index) else float("nan"))
     finally:
         embedded.remove()
         wrapped.cleanup()
