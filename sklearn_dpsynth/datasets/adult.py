@@ -63,6 +63,10 @@ ADULT_DOMAIN: dict[str, Any] = {
     "income": ["<=50K", ">50K"],
 }
 
+#: Columns the UCI documentation lists with unknown values (``?``): with
+#: ``missing="keep"`` their domain has a missing code, whatever rows are read.
+_DOCUMENTED_MISSING = ("type_employer", "occupation", "country")
+
 _INTEGER_COLUMNS = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss",
                     "hr_per_week"]
 
@@ -83,7 +87,11 @@ def load_adult(path: str | os.PathLike | None = None, *, missing: str = "keep") 
         network) and renames its columns to these.
     missing : {"keep", "drop"}, default="keep"
         Rows with missing values (``?`` in the UCI files): kept as missing
-        values (the domain then allows them) or dropped.
+        values or dropped.  With ``"keep"`` the domain reserves a missing
+        code for the three columns that the UCI documentation lists with
+        unknown values (``type_employer``, ``occupation``, ``country``),
+        whether or not the rows read contain one, so that the domain never
+        depends on the data.
 
     Returns
     -------
@@ -113,7 +121,9 @@ def load_adult(path: str | os.PathLike | None = None, *, missing: str = "keep") 
     if missing == "drop":
         frame = frame.dropna().reset_index(drop=True)
     frame = _cast_integers(frame)
-    domain = {c: _with_missing(ADULT_DOMAIN[c], frame[c].isna().any()) for c in _COLUMNS}
+    # the missing codes come from the UCI documentation, not from the rows read
+    documented = _DOCUMENTED_MISSING if missing == "keep" else ()
+    domain = {c: _with_missing(ADULT_DOMAIN[c], c in documented) for c in _COLUMNS}
     return Bunch(frame=frame, domain=domain, target_name="income",
                  DESCR="UCI Adult census income table (Kohavi 1996); public domain from "
                        "the UCI documentation.")
