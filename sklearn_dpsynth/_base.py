@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
-                       open_duckdb)
+                       is_spark_input, open_duckdb, open_spark)
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import PrivacyLedger
 
@@ -69,11 +69,14 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : pandas.DataFrame, array-like, path or duckdb relation
+        X : pandas.DataFrame, array-like, path, duckdb relation or Spark DataFrame
             The private table.  Missing values are modelled as their own
             code where the domain allows them.  A path or glob of Parquet
             or CSV files, or a DuckDB relation, is counted in DuckDB
-            without loading it (``pip install 'sklearn-dpsynth[duckdb]'``).
+            without loading it (``pip install 'sklearn-dpsynth[duckdb]'``);
+            a pyspark DataFrame is counted in Spark, only contingency
+            tables reaching the driver (``pip install
+            'sklearn-dpsynth[spark]'``).
         y : None
             Ignored; present for scikit-learn API consistency.
         epsilon : float
@@ -95,8 +98,8 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._validate_params()
         epsilon, delta = check_budget(epsilon, delta)
         self._check_public_allowed(public_data)
-        if is_duckdb_input(X):  # counted in DuckDB, out of core
-            frame = open_duckdb(X)
+        if is_duckdb_input(X) or is_spark_input(X):  # counted in the engine
+            frame = open_spark(X) if is_spark_input(X) else open_duckdb(X)
             form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
         else:
             frame, form = check_table(X)
