@@ -121,22 +121,6 @@ def _fit(X, method=MST, seed=3, **params):
         return method(random_state=seed, **params).fit(X, epsilon=2.0)
 
 
-@pytest.mark.parametrize("method", [MST, AIM])
-def test_same_seed_same_model_samples_and_ledger(data, method):
-    """Domain learned privately on both paths (noisy histograms, thresholded
-    categories with '<other>'), then the method: identical everything."""
-    frame, sdf = data
-    params = {"rounds": 3, "max_iters": 20, "final_max_iters": 50} if method is AIM else {}
-    memory, engine = _fit(frame, method, **params), _fit(sdf, method, **params)
-    assert engine.domain_.to_dict() == memory.domain_.to_dict()
-    assert "<other>" in str(engine.domain_.to_dict()["city"]) or \
-        engine.domain_["city"].other
-    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
-                                  memory.privacy_ledger_.summary())
-    assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
-    pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500))
-
-
 def test_encoding_errors_name_the_column_not_values(data, spark):
     frame, _ = data
     sdf = spark.createDataFrame(frame.assign(city=frame["city"].fillna("a")))
@@ -197,30 +181,38 @@ def test_wall_clock_timestamps_and_dates_read_as_utc(spark):
 
 
 @pytest.mark.parametrize("method", [MST, AIM])
-def test_passes_over_the_table_are_the_counts_of_the_numpy_path(data, method, monkeypatch):
-    """Every Spark job over the private table is counted: one histogram per
+def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, monkeypatch):
+    """Domain learned privately on both paths (noisy histograms, thresholded
+    categories with '<other>'), then the method: identical domain, ledger,
+    model and samples.
+
+    Every Spark job over the private table is counted: one histogram per
     privately learned column, one encodability check (the boolean column has
     no '<other>' code), one job persisting the codes (and one per remapped
     copy, e.g. MST's compressed domain), then exactly one groupBy per
     contingency table that the same fit counts in memory (and nothing else:
-    no rows reach the driver)."""
+    no rows reach the driver).
+    """
     import sklearn_dpsynth._base as base
     from sklearn_dpsynth.backends import NumpyTable
 
     frame, sdf = data
     params = {"rounds": 3, "max_iters": 20, "final_max_iters": 50} if method is AIM else {}
-    memory_counts = []
+    memory_counts, remaps, sources = [], [], []
     original_count, original_remap = NumpyTable._count, NumpyTable.remap
-    remaps = []
-    monkeypatch.setattr(NumpyTable, "remap", lambda self, mappings: (
-        remaps.append(1), original_remap(self, mappings))[1])
     monkeypatch.setattr(NumpyTable, "_count", lambda self, columns, weights: (
         memory_counts.append(columns), original_count(self, columns, weights))[1])
-    _fit(frame, method, **params)
-    sources = []
+    monkeypatch.setattr(NumpyTable, "remap", lambda self, mappings: (
+        remaps.append(1), original_remap(self, mappings))[1])
     monkeypatch.setattr(base, "open_spark", lambda X: sources.append(open_spark(X))
                         or sources[-1])
-    _fit(sdf, method, **params)
+    memory, engine = _fit(frame, method, **params), _fit(sdf, method, **params)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    assert engine.domain_["city"].other and len(engine.domain_["city"].categories) < 5
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
+    pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500))
     n_learned = frame.shape[1] - 1  # every column but the boolean one
     assert sources[0].n_passes == n_learned + 1 + 1 + len(remaps) + len(memory_counts)
 
