@@ -99,3 +99,20 @@ def test_bad_arguments_are_clear_errors(model, tmp_path):
         model.sample_to(tmp_path / "x.csv", -1)
     with pytest.raises(Exception, match="not fitted"):
         MST().sample_to(tmp_path / "x.csv", 10)
+
+
+def test_cli_sample_writes_large_outputs_in_chunks(tmp_path, monkeypatch):
+    from sklearn_dpsynth import cli, save
+
+    frame = _frame().astype({"age": "int64"})
+    domain = dict(DOMAIN, age={"bounds": (18, 90), "integer": True})
+    model = MST(domain=domain, random_state=0).fit(frame, epsilon=1.0)
+    path = tmp_path / "model.dpsynth"
+    save(model, path)
+    sizes = _record_chunks(model, monkeypatch)
+    monkeypatch.setattr(cli, "_CHUNK_ROWS", 100)
+    out = tmp_path / "rows.csv"
+    assert cli.main(["sample", str(path), "-n", "250", "-o", str(out)]) == 0
+    assert sizes == [100, 100, 50]
+    back = pd.read_csv(out)
+    assert back.shape == (250, 5) and list(back.columns) == list(model.feature_names_in_)
