@@ -221,3 +221,24 @@ def test_bad_input_is_a_clear_error(spark):
     sdf = spark.createDataFrame(pd.DataFrame({"a": [1.0, 2.0]})).selectExpr("a", "a AS a")
     with pytest.raises(ValueError, match="duplicate column names"):
         open_spark(sdf)
+
+
+def test_code_columns_and_non_private_learning(spark):
+    """Columns declared as codes 0..k-1 encode like numpy, and reject other
+    values naming the column; preprocessing='non-private' is refused for Spark."""
+    frame = pd.DataFrame({"c": pd.array([0, 2, 1, 1, None, 2], dtype="Int64"),
+                          "x": [0.5, 1.5, 2.5, 3.5, 4.5, np.nan]})
+    domain = Domain([spec_from_declaration("c", 3, 4),
+                     spec_from_declaration("x", {"bounds": (0, 5), "missing": True}, 4)])
+    sdf = spark.createDataFrame(frame)
+    with pytest.raises(ValueError, match="'c'.*missing"):
+        encode_table(open_spark(sdf), domain)
+    present = frame.dropna(subset=["c"]).reset_index(drop=True)
+    engine = encode_table(open_spark(spark.createDataFrame(present)), domain)
+    assert np.array_equal(engine.counts((0, 1)), encode_table(present, domain).counts((0, 1)))
+    bad = spark.createDataFrame(present.assign(c=pd.array([0, 2, 1, 3, 2], dtype="Int64")))
+    with pytest.raises(ValueError, match="'c'.*integer codes") as error:
+        encode_table(open_spark(bad), domain)
+    assert "3" not in str(error.value).replace("0..2", "")
+    with pytest.raises(ValueError, match="non-private"):
+        MST(preprocessing="non-private").fit(sdf, epsilon=1.0)
