@@ -1,4 +1,4 @@
-"""Fitting and sampling at scale: make_bayesnet tables in Parquet, numpy vs DuckDB.
+"""Fitting and sampling at scale: make_bayesnet tables in Parquet, numpy vs DuckDB vs Spark.
 
 Three sub-commands (run each under ``/usr/bin/time -v`` for the peak RSS)::
 
@@ -7,14 +7,19 @@ Three sub-commands (run each under ``/usr/bin/time -v`` for the peak RSS)::
         --out /tmp/scale/t10m.parquet
     python -m benchmarks.scale fit --input /tmp/scale/t1m.parquet --backend numpy
     python -m benchmarks.scale fit --input /tmp/scale/t10m.parquet --backend duckdb
+    python -m benchmarks.scale fit --input /tmp/scale/t1m.parquet --backend spark
+    python -m benchmarks.scale fit --input /tmp/scale/t1m.parquet --backend spark --method aim
     python -m benchmarks.scale sample --rows 1000000
 
 ``write`` draws a 15-column :func:`~sklearn_dpsynth.datasets.make_bayesnet`
 table (seed 0) and writes it with DuckDB; with ``--from`` it repeats an
 existing file's rows instead (SQL, out of core), so that a 10^7-row file
 never lives in Python.  ``fit`` fits MST (epsilon 1, seed 0) on the file
-read into pandas (``numpy``) or counted by DuckDB (``duckdb``) and prints
-the seconds; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
+read into pandas (``numpy``), counted by DuckDB (``duckdb``) or by Spark in
+local mode (``spark``: ``local[2]``, read with ``spark.read.parquet``) and
+prints the seconds; for Spark also the passes over the data by phase and
+the peak RSS of the driver JVM (local mode: driver and executors in one
+JVM); ``--method aim`` fits AIM instead; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
 (wall and CPU seconds: on a shared machine the CPU time is the steadier).
 """
 
@@ -22,11 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import time
 import warnings
 
 from sklearn_dpsynth.datasets import make_bayesnet
-from sklearn_dpsynth.marginal import MSTSynthesizer
+from sklearn_dpsynth.marginal import AIMSynthesizer, MSTSynthesizer
 
 N_FEATURES = 15
 
@@ -48,8 +54,10 @@ def write(rows: int, out: str, source: str | None) -> None:
     con.execute(f"COPY (SELECT * FROM frame_view) TO '{out}' (FORMAT parquet)")
 
 
-def fit(path: str, backend: str) -> dict:
-    """Fit MST on ``path`` through ``backend``; seconds and a model summary."""
+def fit(path: str, backend: str, method: str = "mst") -> dict:
+    """Fit MST (or AIM) on ``path`` through ``backend``; seconds and a model summary."""
+    if backend == "spark":
+        return _fit_spark(path, method)
     start = time.perf_counter()
     if backend == "numpy":
         import duckdb
@@ -58,13 +66,78 @@ def fit(path: str, backend: str) -> dict:
     else:
         X = path
     loaded = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = MSTSynthesizer(random_state=0).fit(X, epsilon=1.0)
+    model = _fit_quietly(X, method)
     done = time.perf_counter()
-    return {"backend": backend, "load_seconds": round(loaded - start, 2),
+    return {"backend": backend, "method": method, "load_seconds": round(loaded - start, 2),
             "fit_seconds": round(done - loaded, 2),
             "n_records_estimate": round(float(model._estimated_n_records()))}
+
+
+def _fit_quietly(X, method: str):
+    estimator = AIMSynthesizer if method == "aim" else MSTSynthesizer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator(random_state=0).fit(X, epsilon=1.0)
+
+
+def _count_spark_passes() -> dict:
+    """Wrap the Spark backend's jobs so that each pass is counted by phase."""
+    from sklearn_dpsynth.backends import _spark
+
+    passes = {"domain_learning": 0, "encodability_check": 0, "persist_codes": 0,
+              "contingency_tables": 0}
+
+    def counted(owner, name, phase, method=False):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            passes[phase] += 1
+            return original(*args, **kwargs)
+        setattr(owner, name, classmethod(lambda cls, *a, **k: wrapper(*a, **k))
+                if method else wrapper)
+
+    counted(_spark.SparkSource, "range_counts", "domain_learning")
+    counted(_spark.SparkSource, "category_counts", "domain_learning")
+    counted(_spark.SparkSource, "_check", "encodability_check")
+    counted(_spark.SparkTable, "_count", "contingency_tables")
+    counted(_spark.SparkTable, "persisted", "persist_codes", method=True)
+    return passes
+
+
+def _fit_spark(path: str, method: str) -> dict:
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("dpsynth-scale")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.memory", "2g").config("spark.ui.enabled", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    passes = _count_spark_passes()
+    start = time.perf_counter()
+    model = _fit_quietly(spark.read.parquet(path), method)
+    seconds = time.perf_counter() - start
+    jvm_peak = _peak_rss_mb(spark.sparkContext._gateway.proc.pid)
+    spark.stop()
+    return {"backend": "spark", "method": method, "fit_seconds": round(seconds, 2),
+            "passes": passes, "total_passes": sum(passes.values()),
+            "ledger_entries": len(model.privacy_ledger_.summary()),
+            "driver_jvm_peak_rss_mb": jvm_peak,
+            "python_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                        / 1024),
+            "n_records_estimate": round(float(model._estimated_n_records()))}
+
+
+def _peak_rss_mb(pid: int) -> int | None:
+    """Peak resident memory (VmHWM) of a process, in MB; None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024)
+    except OSError:
+        return None
+    return None
 
 
 def sample(rows: int) -> dict:
@@ -87,12 +160,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out")
     parser.add_argument("--from", dest="source")
     parser.add_argument("--input")
-    parser.add_argument("--backend", choices=["numpy", "duckdb"], default="duckdb")
+    parser.add_argument("--backend", choices=["numpy", "duckdb", "spark"], default="duckdb")
+    parser.add_argument("--method", choices=["mst", "aim"], default="mst")
     args = parser.parse_args(argv)
     if args.command == "write":
         write(args.rows, args.out, args.source)
     elif args.command == "fit":
-        print(json.dumps(fit(args.input, args.backend)))
+        print(json.dumps(fit(args.input, args.backend, args.method)))
     else:
         print(json.dumps(sample(args.rows)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import os
 from abc import ABCMeta, abstractmethod
 from typing import Any, Hashable, Mapping
 
@@ -12,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
-                       open_duckdb)
+                       is_spark_input, open_duckdb, open_spark)
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import PrivacyLedger
 
@@ -69,11 +71,14 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : pandas.DataFrame, array-like, path or duckdb relation
+        X : pandas.DataFrame, array-like, path, duckdb relation or Spark DataFrame
             The private table.  Missing values are modelled as their own
             code where the domain allows them.  A path or glob of Parquet
             or CSV files, or a DuckDB relation, is counted in DuckDB
-            without loading it (``pip install 'sklearn-dpsynth[duckdb]'``).
+            without loading it (``pip install 'sklearn-dpsynth[duckdb]'``);
+            a pyspark DataFrame is counted in Spark, only contingency
+            tables reaching the driver (``pip install
+            'sklearn-dpsynth[spark]'``).
         y : None
             Ignored; present for scikit-learn API consistency.
         epsilon : float
@@ -101,8 +106,8 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._validate_params()
         delta = ledger.delta
         self._check_public_allowed(public_data)
-        if is_duckdb_input(X):  # counted in DuckDB, out of core
-            frame = open_duckdb(X)
+        if is_duckdb_input(X) or is_spark_input(X):  # counted in the engine
+            frame = open_spark(X) if is_spark_input(X) else open_duckdb(X)
             form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
         else:
             frame, form = check_table(X)
@@ -225,6 +230,65 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         decoded = self.domain_.decode(codes, rng, self.bin_value)
         return self._form.restore(decoded, self.domain_)
 
+    def sample_to(
+        self,
+        path: str | os.PathLike,
+        n_samples: int,
+        *,
+        chunk_size: int = 100_000,
+        format: str | None = None,
+        random_state: Any = None,
+        conditions: Mapping[Hashable, Any] | None = None,
+    ) -> int:
+        """Write synthetic rows to a CSV or Parquet file, one chunk at a time.
+
+        For outputs larger than memory: at most ``chunk_size`` rows are
+        generated, decoded and held at once, then appended to the file
+        (CSV rows, or one Parquet row group per chunk), so memory stays
+        bounded whatever ``n_samples``.  Sampling is post-processing of the
+        fitted model: it costs no privacy budget.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to (over)write.
+        n_samples : int
+            Number of rows, ``>= 0``.
+        chunk_size : int, default=100_000
+            Largest number of rows generated at once, ``>= 1``.
+        format : {"csv", "parquet"}, optional
+            Inferred from the suffix (``.csv``, ``.csv.gz``, ``.parquet``,
+            ``.pq``) when omitted.  Parquet needs pyarrow
+            (``pip install 'sklearn-dpsynth[parquet]'``).
+        random_state : int, Generator, RandomState or None, default=None
+            As for :meth:`sample`: a fixed seed writes the same file.
+        conditions : dict, optional
+            As for :meth:`sample`.
+
+        Returns
+        -------
+        int
+            Number of chunks written.
+        """
+        check_is_fitted(self, "privacy_ledger_")
+        n_samples = check_n_samples(n_samples)
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+                or chunk_size < 1:
+            raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}.")
+        writer = _ChunkWriter(path, _output_format(path, format))
+        rng = self._sampling_rng if random_state is None else check_rng(random_state)
+        sizes = [chunk_size] * (n_samples // chunk_size)
+        if n_samples % chunk_size or not sizes:
+            sizes.append(n_samples % chunk_size)
+        try:
+            for size in sizes:
+                rows = self.sample(size, random_state=rng, conditions=conditions)
+                writer.write(rows if isinstance(rows, pd.DataFrame)
+                             else pd.DataFrame(rows, columns=[str(c) for c in self._form.columns]))
+        finally:
+            writer.close()
+        return len(sizes)
+
     def _encode_conditions(self, conditions: Mapping | None) -> dict[int, int] | None:
         if not conditions:
             return None
@@ -304,3 +368,69 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """Raise a clear error for estimators without conditional sampling."""
         if conditions:
             raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")
+
+
+# ------------------------------------------------------------- sample_to
+def _output_format(path: str | os.PathLike, format: str | None) -> str:
+    """``"csv"`` or ``"parquet"``, given or from the suffix; ValueError otherwise."""
+    if format is not None:
+        if format not in ("csv", "parquet"):
+            raise ValueError(f"format must be 'csv', 'parquet' or None, got {format!r}.")
+        return format
+    lowered = os.fspath(path).lower()
+    if lowered.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lowered.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+        return "csv"
+    raise ValueError("path: cannot tell the format from the suffix; name a .csv, .csv.gz, "
+                     ".parquet or .pq file, or pass format='csv' or 'parquet'.")
+
+
+class _ChunkWriter:
+    """Appends DataFrames to one CSV or Parquet file (one row group per chunk)."""
+
+    def __init__(self, path: str | os.PathLike, format: str) -> None:
+        self.path, self.format = os.fspath(path), format
+        self.handle: Any = None
+        self.parquet: Any = None
+        self.schema: Any = None
+        if format == "parquet":
+            try:
+                import pyarrow  # noqa: F401
+                import pyarrow.parquet  # noqa: F401
+            except ImportError:
+                raise ImportError("writing Parquet needs pyarrow: "
+                                  "pip install 'sklearn-dpsynth[parquet]'.") from None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        if self.format == "csv":
+            self._write_csv(frame)
+        else:
+            self._write_parquet(frame)
+
+    def _write_csv(self, frame: pd.DataFrame) -> None:
+        first = self.handle is None
+        if first:
+            opener = gzip.open if self.path.lower().endswith(".gz") else open
+            self.handle = opener(self.path, "wt", newline="")
+        separator = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
+        frame.to_csv(self.handle, header=first, index=False, sep=separator)
+
+    def _write_parquet(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
+        if self.parquet is None:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            self.schema = table.schema
+            self.parquet = pq.ParquetWriter(self.path, self.schema)
+        else:
+            table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
+        self.parquet.write_table(table)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+        if self.parquet is not None:
+            self.parquet.close()

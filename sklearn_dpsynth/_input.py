@@ -39,6 +39,10 @@ def _schema_dtype(dtype: Any) -> Any:
     """``dtype`` without anything read from the data (a Categorical's list)."""
     if isinstance(dtype, pd.CategoricalDtype):
         return pd.CategoricalDtype(ordered=bool(dtype.ordered))
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        # kept by name ("datetime64[ns, Europe/Paris]"): a time-zone object would
+        # need arbitrary code to unpickle, which sklearn_dpsynth.load refuses
+        return str(dtype)
     return dtype
 
 
@@ -93,6 +97,8 @@ class InputForm:
 
 def _cast(values: pd.Series, dtype: Any, spec: ColumnSpec | None = None) -> pd.Series:
     """Give one decoded column the input's dtype (as far as it can hold it)."""
+    if isinstance(dtype, str):
+        dtype = pd.api.types.pandas_dtype(dtype)
     values = pd.Series(values).reset_index(drop=True)
     if isinstance(dtype, pd.CategoricalDtype):
         return _as_categorical(values, dtype, spec)

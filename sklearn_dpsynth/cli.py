@@ -184,9 +184,19 @@ def _load_model(path: str) -> Any:
     return load(path)
 
 
+#: Above this many rows, ``sample -o FILE`` writes in chunks of this size.
+_CHUNK_ROWS = 1_000_000
+
+
 def _cmd_sample(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     conditions = _conditions(args.condition, model) or None
+    if args.output and (args.n_samples or 0) > _CHUNK_ROWS:  # bounded memory
+        is_parquet = Path(args.output).suffix.lower() in (".parquet", ".pq")
+        model.sample_to(args.output, args.n_samples, chunk_size=_CHUNK_ROWS,
+                        format="parquet" if is_parquet else "csv", conditions=conditions)
+        print(f"wrote {args.n_samples} synthetic rows to {args.output}", file=sys.stderr)
+        return 0
     rows = model.sample(args.n_samples, conditions=conditions)
     if args.output:
         write_table(rows, args.output)

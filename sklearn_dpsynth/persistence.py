@@ -64,6 +64,11 @@ _ALLOWED_GLOBALS: frozenset[tuple[str, str]] = frozenset({
     ("pandas", "StringDtype"), ("pandas", "CategoricalDtype"),
     ("pandas.core.arrays.string_", "StringDtype"),
     ("pandas.core.dtypes.dtypes", "CategoricalDtype"),
+    # nullable and time-zone dtypes (inputs read from files, DuckDB or Spark)
+    *(("pandas", f"{kind}{bits}Dtype") for kind in ("Int", "UInt") for bits in (8, 16, 32, 64)),
+    ("pandas", "Float32Dtype"), ("pandas", "Float64Dtype"), ("pandas", "BooleanDtype"),
+    ("pandas", "DatetimeTZDtype"),
+    ("datetime", "timezone"), ("datetime", "timedelta"),
 })
 
 

@@ -7,13 +7,17 @@ reads it only through it: exact contingency tables
 :func:`encode_table` is the single place where a table becomes codes;
 :class:`NumpyTable` is the in-memory backend used for pandas DataFrames;
 :class:`DuckDBTable` counts Parquet/CSV files, globs or DuckDB relations
-in DuckDB, out of core (``pip install 'sklearn-dpsynth[duckdb]'``).
+in DuckDB, out of core (``pip install 'sklearn-dpsynth[duckdb]'``);
+:class:`SparkTable` counts a pyspark DataFrame in Spark
+(``pip install 'sklearn-dpsynth[spark]'``, Java 17 or later).
 """
 
 from ._duckdb import DuckDBSource, DuckDBTable, is_duckdb_input, open_duckdb
 from ._encode import encode_public_table, encode_table
 from ._numpy import NumpyTable
+from ._spark import SparkSource, SparkTable, is_spark_input, open_spark
 from ._table import EncodedTable
 
 __all__ = ["EncodedTable", "NumpyTable", "DuckDBTable", "DuckDBSource", "encode_table",
-           "encode_public_table", "open_duckdb", "is_duckdb_input"]
+           "encode_public_table", "open_duckdb", "is_duckdb_input",
+           "SparkTable", "SparkSource", "open_spark", "is_spark_input"]

@@ -10,6 +10,7 @@ import pandas as pd
 from ..domain import ColumnSpec, Domain
 from ._duckdb import DuckDBSource
 from ._numpy import NumpyTable
+from ._spark import SparkSource
 from ._table import EncodedTable
 
 __all__ = ["encode_table", "encode_public_table"]
@@ -20,10 +21,11 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
 
     Parameters
     ----------
-    frame : pandas.DataFrame or DuckDBSource
+    frame : pandas.DataFrame, DuckDBSource or SparkSource
         The table, with the domain's columns in the domain's order (as
         prepared by the estimator's input checks), or a table held by
-        DuckDB (encoded lazily in SQL).
+        DuckDB (encoded lazily in SQL) or Spark (encoded in Spark
+        expressions).
     domain : Domain
         The complete (public) domain.
 
@@ -31,7 +33,8 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
     -------
     EncodedTable
         A :class:`~sklearn_dpsynth.backends.NumpyTable` for a DataFrame, a
-        :class:`~sklearn_dpsynth.backends.DuckDBTable` for a DuckDB source.
+        :class:`~sklearn_dpsynth.backends.DuckDBTable` for a DuckDB source,
+        a :class:`~sklearn_dpsynth.backends.SparkTable` for a Spark source.
 
     Raises
     ------
@@ -40,7 +43,7 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
     """
     if isinstance(frame, pd.DataFrame):
         return NumpyTable(domain.encode(frame), domain.columns, domain.sizes)
-    if isinstance(frame, DuckDBSource):
+    if isinstance(frame, (DuckDBSource, SparkSource)):
         return frame.encode(domain)
     raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame.")
 

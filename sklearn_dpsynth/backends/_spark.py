@@ -1,0 +1,419 @@
+"""The Spark backend: a pyspark DataFrame counted where it lives.
+
+The private table stays in Spark.  Encoding to codes is a Spark column
+expression per column (the domain's public bin edges as a binary search of
+``when`` tests, category maps, missing and ``<other>`` codes, clipping,
+point masses, datetimes as seconds since 1970-01-01 UTC) and
+:meth:`SparkTable.counts` is a ``groupBy(...).count()`` on those codes:
+only contingency tables (at most one row per non-empty cell) reach the
+driver.  The codes are computed once and persisted by Spark (memory, then
+disk); domain learning reads engine-side histograms over the same public
+grids as the in-memory path (:meth:`SparkSource.range_counts`,
+:meth:`SparkSource.category_counts`).  The counts are exact integers,
+identical to the in-memory backend's, and the noise is drawn in the
+library, so a seeded fit gives the same model.
+
+Timestamps are read as instants: ``TimestampType`` values are taken in
+UTC (Spark stores them so), ``TimestampNTZType`` and ``DateType`` values
+as if they were UTC, and synthetic values come back as naive UTC
+datetimes.
+
+Privacy: every function here returns exact counts (sensitivity 1 under
+add/remove-one-row neighbours) that the callers release only through a
+mechanism of the ledger; the schema (column names and Spark types) is
+public; error messages name columns, never values or row counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Hashable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..domain import ColumnSpec, Domain
+from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
+
+__all__ = ["SparkSource", "SparkTable", "open_spark", "is_spark_input"]
+
+_INTEGER_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType")
+_FLOAT_TYPES = ("FloatType", "DoubleType", "DecimalType")
+_TIME_TYPES = ("TimestampType", "TimestampNTZType", "DateType")
+
+
+def _functions():
+    try:
+        from pyspark.sql import functions
+    except ImportError:  # pragma: no cover - exercised without the extra
+        raise ImportError("fitting a Spark DataFrame needs pyspark (and Java 17+): "
+                          "pip install 'sklearn-dpsynth[spark]'.") from None
+    return functions
+
+
+def is_spark_input(X: Any) -> bool:
+    """Whether ``X`` is a pyspark DataFrame (classic or Spark Connect)."""
+    kind = type(X)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pyspark.")
+
+
+def _type_name(data_type: Any) -> str:
+    return type(data_type).__name__
+
+
+def _pandas_dtype(data_type: Any) -> Any:
+    """The pandas dtype a column of this Spark type is modelled as (schema only).
+
+    Every Spark column may hold null, so integers and booleans map to the
+    nullable pandas dtypes (a learned domain reserves a missing code); text
+    maps to pandas' default text dtype, timestamps to naive datetimes in UTC.
+    """
+    name = _type_name(data_type)
+    if name == "BooleanType":
+        return pd.BooleanDtype()
+    if name in _INTEGER_TYPES:
+        return pd.Int64Dtype()
+    if name in _FLOAT_TYPES:
+        return np.dtype("float64")
+    if name in _TIME_TYPES:
+        return np.dtype("datetime64[ns]")
+    if name in ("StringType", "VarcharType", "CharType"):
+        return pd.Series([], dtype=str).dtype  # pandas' default for text
+    return np.dtype("object")
+
+
+def _count_at_most(value: Any, cuts: Sequence[float], low: int, high: int) -> Any:
+    """Spark expression for the largest ``k`` in ``low..high`` with
+    ``value >= cuts[k - 1]`` (``low`` when none): a binary search of ``when``."""
+    F = _functions()
+    if low == high:
+        return F.lit(low)
+    mid = (low + high + 1) // 2
+    return F.when(value >= F.lit(float(cuts[mid - 1])),
+                  _count_at_most(value, cuts, mid, high)).otherwise(
+        _count_at_most(value, cuts, low, mid - 1))
+
+
+class SparkSource:
+    """A private table held by Spark, before encoding.
+
+    Parameters
+    ----------
+    frame : pyspark.sql.DataFrame
+        The private table; it is read only through aggregations.
+
+    Attributes
+    ----------
+    n_passes : int
+        Spark jobs that read the table so far (domain learning, the
+        encodability check, the persisted codes and every count): what
+        a cluster would scan.
+    """
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+        self.columns = list(frame.columns)
+        self.types = {field.name: field.dataType for field in frame.schema.fields}
+        self.n_passes = 0
+
+    # ------------------------------------------------------------- schema
+    def schema_frame(self) -> pd.DataFrame:
+        """An empty DataFrame with the columns' modelled pandas dtypes."""
+        return pd.DataFrame({c: pd.Series([], dtype=_pandas_dtype(self.types[c]))
+                             for c in self.columns})
+
+    def _family(self, name: Hashable) -> str:
+        type_name = _type_name(self.types[name])
+        if type_name in _TIME_TYPES:
+            return "datetime"
+        if type_name in _INTEGER_TYPES or type_name in _FLOAT_TYPES:
+            return "number"
+        if type_name == "BooleanType":
+            return "boolean"
+        return "other"
+
+    def number(self, name: Hashable) -> Any:
+        """The column as a double (datetimes in seconds since the epoch, UTC);
+        null when missing (null or NaN)."""
+        F = _functions()
+        column = F.col(_quote(name))
+        if self._family(name) == "datetime":
+            if _type_name(self.types[name]) != "TimestampType":
+                # a wall-clock value (no zone): the cast reads it in the session's
+                # zone; shifting back by that zone's offset reads it as UTC
+                column = F.from_utc_timestamp(column.cast("timestamp"),
+                                              F.current_timezone())
+            nanoseconds = (F.unix_micros(column) * F.lit(1000)).cast("double")
+            return nanoseconds / F.lit(1e9)
+        value = column.cast("double")
+        return F.when(F.isnan(value), F.lit(None).cast("double")).otherwise(value)
+
+    def _aggregate(self, frame: Any) -> list:
+        """Collect an aggregation, counting it as one pass over the table."""
+        self.n_passes += 1
+        return frame.collect()
+
+    # ---------------------------------------------------- domain learning
+    def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
+        """Exact counts of the present values in the cells cut by ``cuts``.
+
+        Cell ``i`` is ``[cuts[i-1], cuts[i])`` (as ``searchsorted(cuts, v,
+        side="right")``); ``len(cuts) + 1`` cells.
+        """
+        F = _functions()
+        values = self.frame.select(self.number(name).alias("v")).where(F.col("v").isNotNull())
+        cells = values.select(_count_at_most(F.col("v"), cuts, 0, len(cuts)).alias("cell"))
+        counts = np.zeros(len(cuts) + 1)
+        for row in self._aggregate(cells.groupBy("cell").count()):
+            counts[row[0]] = row[1]
+        return counts
+
+    def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
+        """Present values and their exact counts, in order of first appearance
+        (the order of ``pandas.Series.value_counts(sort=False)``; Spark's
+        ``monotonically_increasing_id`` follows the partitions' row order)."""
+        F = _functions()
+        column = F.col(_quote(name))
+        rows = self._aggregate(
+            self.frame.select(column.alias("value"),
+                              F.monotonically_increasing_id().alias("position"))
+            .where(F.col("value").isNotNull()).groupBy("value")
+            .agg(F.count(F.lit(1)).alias("n"), F.min("position").alias("first"))
+            .orderBy("first"))
+        return [row[0] for row in rows], np.array([row[1] for row in rows], dtype=float)
+
+    # ------------------------------------------------------------ encoding
+    def code_expression(self, spec: ColumnSpec) -> tuple[Any, list[tuple[Any, str]]]:
+        """The codes of one column as a Spark expression, and ``(condition,
+        reason)`` pairs whose truth on any row makes the table unencodable."""
+        F = _functions()
+        name = spec.name
+        checks: list[tuple[Any, str]] = []
+        if spec.kind == "categorical" or (spec.kind != "numeric"
+                                          and self._family(name) in ("other", "boolean")):
+            column = F.col(_quote(name))
+            present = column.isNotNull()
+            code = self._categorical_code(spec, column, self._family(name))
+        else:
+            value = self.number(name)
+            present = value.isNotNull()
+            code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
+                    else self._codes_code(spec, value, checks))
+        if spec.kind == "categorical" and spec.other_code is None:
+            checks.append((present & (code < 0), "values outside the declared categories; "
+                           "declare them, or allow other=True"))
+        if spec.missing:
+            code = F.when(present, code).otherwise(F.lit(spec.missing_code))
+        else:
+            checks.append((~present, "missing values but its domain does not allow them; "
+                           "declare it with missing=True"))
+        return code, checks
+
+    @staticmethod
+    def _categorical_code(spec: ColumnSpec, column: Any, family: str) -> Any:
+        F = _functions()
+        fallback = F.lit(-1 if spec.other_code is None else spec.other_code)
+        code = None
+        for index, category in enumerate(spec.categories):
+            literal = _comparable_literal(category, family)
+            if literal is None:
+                continue
+            test = column == F.lit(literal)
+            code = F.when(test, F.lit(index)) if code is None else code.when(test, F.lit(index))
+        return fallback if code is None else code.otherwise(fallback)
+
+    @staticmethod
+    def _numeric_code(spec: ColumnSpec, value: Any, checks: list) -> Any:
+        F = _functions()
+        low, high = float(spec.edges[0]), float(spec.edges[-1])
+        if not spec.clip:
+            checks.append(((value < F.lit(low)) | (value > F.lit(high)), "values outside "
+                           "the declared bounds; declare wider bounds or clip=True"))
+        clipped = F.least(F.greatest(value, F.lit(low)), F.lit(high))
+        code = _count_at_most(clipped, spec.edges[1:], 0, spec.n_bins - 1)
+        for i, point in reversed(list(enumerate(spec.points))):
+            code = F.when(clipped == F.lit(float(point)), F.lit(spec.n_bins + i)).otherwise(code)
+        return code
+
+    @staticmethod
+    def _codes_code(spec: ColumnSpec, value: Any, checks: list) -> Any:
+        F = _functions()
+        checks.append(((F.bround(value, 0) != value) | (value < 0)
+                       | (value >= F.lit(float(spec.n_codes))),
+                       f"values must be integer codes in 0..{spec.n_codes - 1}"))
+        return F.when((F.bround(value, 0) == value) & (value >= 0)
+                      & (value < F.lit(float(spec.n_codes))), value.cast("long")).otherwise(-1)
+
+    def encode(self, domain: Domain) -> "SparkTable":
+        """The encoded table: codes computed once and persisted by Spark.
+
+        Raises
+        ------
+        ValueError
+            Naming a column whose values the domain cannot encode (never
+            the values, nor how many).
+        """
+        expressions, failures = [], []
+        for spec in domain.specs:
+            code, checks = self.code_expression(spec)
+            expressions.append(code)
+            failures.extend((spec.name, condition, reason) for condition, reason in checks)
+        self._check(failures)
+        codes = self.frame.select(*[e.cast("int").alias(f"k{j}")
+                                    for j, e in enumerate(expressions)])
+        return SparkTable.persisted(self, codes, domain.columns, domain.sizes)
+
+    def _check(self, failures: list[tuple[Hashable, Any, str]]) -> None:
+        """One pass testing every ``(column, condition, reason)``; ValueError on the first."""
+        if not failures:
+            return
+        F = _functions()
+        flags = self._aggregate(self.frame.agg(*[
+            F.max(F.when(condition, F.lit(1)).otherwise(F.lit(0))).alias(f"f{i}")
+            for i, (_, condition, _) in enumerate(failures)]))[0]
+        for (name, _, reason), bad in zip(failures, flags):
+            if bad:
+                raise ValueError(f"column {name!r} (a Spark DataFrame) contains {reason}.")
+
+
+def _quote(name: Hashable) -> str:
+    """A column reference for ``F.col`` (backquoted: dots and spaces are literal)."""
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+def _comparable_literal(value: Any, family: str) -> Any:
+    """A category as a Python literal of the column's family (None when a value
+    of the column can never equal it, so that no cast is attempted)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if family == "boolean":
+        return value if isinstance(value, bool) else None
+    if family == "number":
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if family == "other":
+        return value if isinstance(value, str) else None
+    return None
+
+
+class SparkTable(EncodedTable):
+    """An encoded table held by Spark.
+
+    The codes are one Spark DataFrame of integer columns ``k0, k1, ...``,
+    persisted (memory, spilling to disk) when the table is built; every
+    :meth:`counts` is one ``groupBy(...).count()`` over it whose result
+    (the non-empty cells) is all that reaches the driver.
+
+    Parameters
+    ----------
+    source : SparkSource
+        The source the codes come from (its pass counter is shared).
+    codes : pyspark.sql.DataFrame
+        Columns ``k0..k{d-1}`` of integer codes.
+    columns, sizes : sequences
+        As for :class:`EncodedTable`.
+    """
+
+    def __init__(self, source: SparkSource, codes: Any, columns: Sequence[Hashable],
+                 sizes: Sequence[int]) -> None:
+        super().__init__(columns, sizes)
+        self._source = source
+        self._codes = codes
+
+    @classmethod
+    def persisted(cls, source: SparkSource, codes: Any, columns: Sequence[Hashable],
+                  sizes: Sequence[int]) -> "SparkTable":
+        """A table on ``codes`` persisted by Spark (one pass computes them)."""
+        from pyspark import StorageLevel
+        codes = codes.persist(StorageLevel.MEMORY_AND_DISK)
+        source.n_passes += 1
+        codes.count()  # materialise once; the count itself is not kept
+        return cls(source, codes, columns, sizes)
+
+    @property
+    def n_passes(self) -> int:
+        """Spark jobs that read the private table or its codes so far."""
+        return self._source.n_passes
+
+    @property
+    def n_rows(self) -> int:
+        """Exact number of rows: private for the table passed to ``fit``."""
+        self._source.n_passes += 1
+        return int(self._codes.count())
+
+    def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
+        if weights is not None:
+            raise ValueError("weights: a Spark table is counted in the engine, without "
+                             "per-row weights; load it with to_numpy() to weight it.")
+        out = np.zeros(tuple(self._sizes[c] for c in columns))
+        if not columns:
+            out[()] = self.n_rows
+            return out
+        keys = [f"k{c}" for c in columns]
+        rows = self._source._aggregate(self._codes.groupBy(*keys).count())
+        if rows:
+            index = np.array([tuple(r)[:-1] for r in rows], dtype=np.int64)
+            out[tuple(index.T)] = np.array([r[-1] for r in rows], dtype=float)
+        return out
+
+    def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
+        """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed
+        to the driver one partition at a time."""
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+                or chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
+        self._source.n_passes += 1
+        rows_iterator = iter(self._codes.toLocalIterator())
+        while True:
+            rows = [tuple(r) for r in itertools.islice(rows_iterator, int(chunk_rows))]
+            if not rows:
+                break
+            block = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
+            block.flags.writeable = False
+            yield block
+
+    def to_numpy(self) -> np.ndarray:
+        """All codes on the driver (int64, read-only): for small tables only."""
+        self._source.n_passes += 1
+        rows = [tuple(r) for r in self._codes.collect()]
+        codes = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
+        codes.flags.writeable = False
+        return codes
+
+    def remap(self, mappings: Sequence[np.ndarray]) -> "SparkTable":
+        """A new persisted table of ``mappings[j][codes[:, j]]`` (array lookups)."""
+        F = _functions()
+        mappings = self._check_mappings(mappings)
+        remapped = self._codes.select(*[
+            F.element_at(F.array(*[F.lit(int(v)) for v in mapping]),
+                         F.col(f"k{j}") + F.lit(1)).cast("int").alias(f"k{j}")
+            for j, mapping in enumerate(mappings)])
+        return SparkTable.persisted(self._source, remapped, self._columns,
+                                    [int(m.max()) + 1 for m in mappings])
+
+
+def open_spark(X: Any) -> SparkSource:
+    """A :class:`~sklearn_dpsynth.backends.SparkSource` for a pyspark DataFrame.
+
+    Parameters
+    ----------
+    X : pyspark.sql.DataFrame
+        Its schema (column names and Spark types) is public; its rows are
+        read only through aggregations.
+
+    Returns
+    -------
+    SparkSource
+
+    Raises
+    ------
+    ValueError
+        For a DataFrame without columns or with duplicate column names.
+    """
+    _functions()
+    columns = list(X.columns)
+    if not columns:
+        raise ValueError("X is empty: need at least one column.")
+    if len(set(columns)) != len(columns):
+        raise ValueError("X has duplicate column names: "
+                         f"{sorted({c for c in columns if columns.count(c) > 1})}.")
+    return SparkSource(X)

@@ -1,0 +1,244 @@
+"""The Spark backend: identical counts, domains, models, ledgers and samples as
+in memory (local mode, one SparkSession for the whole test session)."""
+
+import shutil
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth.backends import encode_table, open_spark
+from sklearn_dpsynth.domain import Domain, spec_from_declaration
+from sklearn_dpsynth.marginal import AIMSynthesizer as AIM
+from sklearn_dpsynth.marginal import MSTSynthesizer as MST
+
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs Java (java is not on PATH)", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("dpsynth-tests")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(n=3000, seed=0):
+    """NaN, rare categories (<other>), numbers to clip, datetimes with NaT."""
+    rng = np.random.default_rng(seed)
+    cats = np.array(["a", "b", "c", "rare1", "rare2"], dtype=object)
+    city = cats[rng.choice(5, size=n, p=[0.5, 0.3, 0.198, 0.001, 0.001])]
+    city[rng.random(n) < 0.05] = None
+    income = rng.lognormal(10, 1, size=n)
+    income[rng.random(n) < 0.1] = np.nan
+    age = pd.array(rng.integers(18, 90, size=n), dtype="Int64")
+    age[rng.random(n) < 0.02] = pd.NA
+    stamps = pd.Series(pd.to_datetime("2000-01-01") + pd.to_timedelta(
+        rng.integers(0, 20 * 365, size=n), unit="D")).astype("datetime64[ns]")
+    stamps[rng.random(n) < 0.03] = pd.NaT
+    flag = pd.array(rng.random(n) < 0.3, dtype="boolean")
+    return pd.DataFrame({"city": city, "income": income, "age": age, "when": stamps,
+                         "score": rng.normal(0, 5, size=n), "flag": flag})
+
+
+def _domain():
+    return Domain([
+        spec_from_declaration("city", {"categories": ["a", "b"], "other": True,
+                                       "missing": True}, 8),
+        spec_from_declaration("income", {"bounds": (0, 60000), "clip": True,
+                                         "missing": True}, 8),
+        spec_from_declaration("age", {"bounds": (20, 80), "integer": True, "clip": True,
+                                      "missing": True}, 8),
+        spec_from_declaration("when", {"bounds": ("2003-01-01", "2015-06-01"), "clip": True,
+                                       "missing": True}, 8),
+        spec_from_declaration("score", {"bounds": (-8, 8), "clip": True,
+                                        "points": [0.0]}, 5),
+        spec_from_declaration("flag", {"categories": [False, True], "missing": True}, 2),
+    ])
+
+
+@pytest.fixture(scope="module")
+def data(spark):
+    frame = _frame()
+    frame.loc[:9, "score"] = 0.0  # a point mass
+    return frame, spark.createDataFrame(frame)
+
+
+def test_schema_is_modelled_like_the_pandas_frame(data):
+    frame, sdf = data
+    schema = open_spark(sdf).schema_frame()
+    assert list(schema.columns) == list(frame.columns)
+    assert list(schema.dtypes) == list(frame.dtypes)
+
+
+def test_counts_identical_to_numpy(data):
+    frame, sdf = data
+    domain = _domain()
+    memory, engine = encode_table(frame, domain), encode_table(open_spark(sdf), domain)
+    assert engine.sizes == memory.sizes
+    for columns in [(), (0,), (1,), (2,), (3,), (4,), (5,), (0, 3), (3, 1, 2), (4, 2, 0, 1, 5)]:
+        assert np.array_equal(engine.counts(columns), memory.counts(columns)), columns
+    assert np.array_equal(engine.to_numpy(), memory.to_numpy())
+    mapping = [np.arange(k) // 2 for k in domain.sizes]
+    assert np.array_equal(engine.remap(mapping).counts((0, 1, 4)),
+                          memory.remap(mapping).counts((0, 1, 4)))
+    blocks = list(engine.iter_chunks(1000))
+    assert np.array_equal(np.concatenate(blocks), memory.to_numpy())
+    assert all(len(b) <= 1000 for b in blocks)
+    with pytest.raises(ValueError, match="weights"):
+        engine.counts((0,), weights=np.ones(len(frame)))
+
+
+def test_domain_learning_histograms_identical_to_numpy(data):
+    from sklearn_dpsynth._domain_learning import (_category_counts, _datetime_grid,
+                                                  _numeric_grid, _range_counts)
+
+    frame, sdf = data
+    source = open_spark(sdf)
+    for name, grid in [("score", _numeric_grid()), ("income", _numeric_grid()),
+                       ("age", _numeric_grid()), ("when", _datetime_grid())]:
+        assert np.array_equal(_range_counts(source, name, grid),
+                              _range_counts(frame, name, grid)), name
+    values, counts = _category_counts(source, "city")
+    expected_values, expected_counts = _category_counts(frame, "city")
+    assert values == expected_values and np.array_equal(counts, expected_counts)
+
+
+def _fit(X, method=MST, seed=3, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return method(random_state=seed, **params).fit(X, epsilon=2.0)
+
+
+def test_encoding_errors_name_the_column_not_values(data, spark):
+    frame, _ = data
+    sdf = spark.createDataFrame(frame.assign(city=frame["city"].fillna("a")))
+    strict = Domain([spec_from_declaration("city", {"categories": ["a", "b"]}, 8)]
+                    + list(_domain().specs[1:]))
+    with pytest.raises(ValueError, match="'city'") as error:
+        encode_table(open_spark(sdf), strict)
+    assert "rare1" not in str(error.value) and "c'" not in str(error.value)
+    unclipped = Domain(list(_domain().specs[:4])
+                       + [spec_from_declaration("score", {"bounds": (-8, 8)}, 5)]
+                       + list(_domain().specs[5:]))
+    with pytest.raises(ValueError, match="'score'.*bounds"):
+        encode_table(open_spark(sdf), unclipped)
+
+
+def test_neighbouring_tables_differ_only_in_counts(data, spark):
+    """D and D' one row apart: same schema, sizes and domain-learning reads;
+    every count off by one in one cell."""
+    from sklearn_dpsynth._domain_learning import _numeric_grid
+
+    frame, _ = data
+    a = open_spark(spark.createDataFrame(frame))
+    b = open_spark(spark.createDataFrame(frame.drop(index=5)))
+    pd.testing.assert_frame_equal(a.schema_frame(), b.schema_frame())
+    cuts = _numeric_grid().cuts
+    assert np.abs(a.range_counts("score", cuts) - b.range_counts("score", cuts)).sum() == 1
+    values_a, counts_a = a.category_counts("city")
+    values_b, counts_b = b.category_counts("city")
+    diff = dict(zip(values_a, counts_a))
+    for value, count in zip(values_b, counts_b):
+        diff[value] -= count
+    assert sorted(diff.values()) == [0.0] * (len(diff) - 1) + [1.0]
+    ea, eb = encode_table(a, _domain()), encode_table(b, _domain())
+    assert ea.sizes == eb.sizes and ea.columns == eb.columns
+    assert np.abs(ea.counts((0, 1, 3)) - eb.counts((0, 1, 3))).sum() == 1
+
+
+def test_wall_clock_timestamps_and_dates_read_as_utc(spark):
+    """TimestampNTZ and Date columns count like the same naive pandas values,
+    whatever the session's time zone."""
+    stamps = pd.Series(pd.to_datetime(["2001-03-04 05:06:07", "1999-12-31 23:59:59",
+                                       "2010-07-01 00:00:00", None]))
+    frame = pd.DataFrame({"when": stamps})
+    domain = Domain([spec_from_declaration("when", {"bounds": ("1999-01-01", "2011-01-01"),
+                                                    "missing": True}, 24)])
+    expected = encode_table(frame, domain).counts((0,))
+    sdf = spark.createDataFrame(frame).selectExpr("CAST(`when` AS TIMESTAMP_NTZ) AS `when`")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        assert np.array_equal(encode_table(open_spark(sdf), domain).counts((0,)), expected)
+        dates = sdf.selectExpr("CAST(`when` AS DATE) AS `when`")
+        expected_dates = encode_table(frame.assign(when=stamps.dt.normalize()),
+                                      domain).counts((0,))
+        assert np.array_equal(encode_table(open_spark(dates), domain).counts((0,)),
+                              expected_dates)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+@pytest.mark.parametrize("method", [MST, AIM])
+def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, monkeypatch):
+    """Domain learned privately on both paths (noisy histograms, thresholded
+    categories with '<other>'), then the method: identical domain, ledger,
+    model and samples.
+
+    Every Spark job over the private table is counted: one histogram per
+    privately learned column, one encodability check (the boolean column has
+    no '<other>' code), one job persisting the codes (and one per remapped
+    copy, e.g. MST's compressed domain), then exactly one groupBy per
+    contingency table that the same fit counts in memory (and nothing else:
+    no rows reach the driver).
+    """
+    import sklearn_dpsynth._base as base
+    from sklearn_dpsynth.backends import NumpyTable
+
+    frame, sdf = data
+    params = {"rounds": 3, "max_iters": 20, "final_max_iters": 50} if method is AIM else {}
+    memory_counts, remaps, sources = [], [], []
+    original_count, original_remap = NumpyTable._count, NumpyTable.remap
+    monkeypatch.setattr(NumpyTable, "_count", lambda self, columns, weights: (
+        memory_counts.append(columns), original_count(self, columns, weights))[1])
+    monkeypatch.setattr(NumpyTable, "remap", lambda self, mappings: (
+        remaps.append(1), original_remap(self, mappings))[1])
+    monkeypatch.setattr(base, "open_spark", lambda X: sources.append(open_spark(X))
+                        or sources[-1])
+    memory, engine = _fit(frame, method, **params), _fit(sdf, method, **params)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    assert engine.domain_["city"].other and len(engine.domain_["city"].categories) < 5
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
+    pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500))
+    n_learned = frame.shape[1] - 1  # every column but the boolean one
+    assert sources[0].n_passes == n_learned + 1 + 1 + len(remaps) + len(memory_counts)
+
+
+def test_bad_input_is_a_clear_error(spark):
+    sdf = spark.createDataFrame(pd.DataFrame({"a": [1.0, 2.0]})).selectExpr("a", "a AS a")
+    with pytest.raises(ValueError, match="duplicate column names"):
+        open_spark(sdf)
+
+
+def test_code_columns_and_non_private_learning(spark):
+    """Columns declared as codes 0..k-1 encode like numpy, and reject other
+    values naming the column; preprocessing='non-private' is refused for Spark."""
+    frame = pd.DataFrame({"c": pd.array([0, 2, 1, 1, None, 2], dtype="Int64"),
+                          "x": [0.5, 1.5, 2.5, 3.5, 4.5, np.nan]})
+    domain = Domain([spec_from_declaration("c", 3, 4),
+                     spec_from_declaration("x", {"bounds": (0, 5), "missing": True}, 4)])
+    sdf = spark.createDataFrame(frame)
+    with pytest.raises(ValueError, match="'c'.*missing"):
+        encode_table(open_spark(sdf), domain)
+    present = frame.dropna(subset=["c"]).reset_index(drop=True)
+    engine = encode_table(open_spark(spark.createDataFrame(present)), domain)
+    assert np.array_equal(engine.counts((0, 1)), encode_table(present, domain).counts((0, 1)))
+    bad = spark.createDataFrame(present.assign(c=pd.array([0, 2, 1, 3, 2], dtype="Int64")))
+    with pytest.raises(ValueError, match="'c'.*integer codes") as error:
+        encode_table(open_spark(bad), domain)
+    assert "3" not in str(error.value).replace("0..2", "")
+    with pytest.raises(ValueError, match="non-private"):
+        MST(preprocessing="non-private").fit(sdf, epsilon=1.0)
