@@ -39,10 +39,13 @@ def _schema_dtype(dtype: Any) -> Any:
     """``dtype`` without anything read from the data (a Categorical's list)."""
     if isinstance(dtype, pd.CategoricalDtype):
         return pd.CategoricalDtype(ordered=bool(dtype.ordered))
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        # kept by name ("datetime64[ns, Europe/Paris]"): a time-zone object would
-        # need arbitrary code to unpickle, which sklearn_dpsynth.load refuses
-        return str(dtype)
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        # kept by name ("Int64", "datetime64[ns, Europe/Paris]", ...): the dtype
+        # objects carry caches and time-zone objects that sklearn_dpsynth.load
+        # cannot unpickle without running code
+        name = str(dtype)
+        if pd.api.types.pandas_dtype(name) == dtype:
+            return name
     return dtype
 
 

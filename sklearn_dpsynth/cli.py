@@ -113,7 +113,10 @@ def _conditions(items: Sequence[str], model: Any) -> dict:
         column, equals, text = item.partition("=")
         if not equals or not column:
             raise CommandError(f"--condition expects column=value, got {item!r}")
-        kind = getattr(dtypes.get(column), "kind", "O")
+        dtype = dtypes.get(column)
+        if isinstance(dtype, str):  # extension dtypes are kept by name
+            dtype = pd.api.types.pandas_dtype(dtype)
+        kind = getattr(dtype, "kind", "O")
         conditions[column] = _parse_value(text) if kind in "iufb" else text
     return conditions
 
