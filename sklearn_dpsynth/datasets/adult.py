@@ -50,8 +50,9 @@ ADULT_DOMAIN: dict[str, Any] = {
                      "Unmarried", "Wife"],
     "race": ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"],
     "sex": ["Female", "Male"],
-    "capital_gain": (0, 100_000),
-    "capital_loss": (0, 4_500),
+    # most people have no capital gain or loss: 0 is an exact point mass
+    "capital_gain": {"bounds": (0, 100_000), "points": [0]},
+    "capital_loss": {"bounds": (0, 4_500), "points": [0]},
     "hr_per_week": (1, 99),
     "country": ["Cambodia", "Canada", "China", "Columbia", "Cuba", "Dominican-Republic",
                 "Ecuador", "El-Salvador", "England", "France", "Germany", "Greece",
