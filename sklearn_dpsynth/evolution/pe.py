@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -334,7 +335,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.history_.append(info)
         if self.verbose:
             print(f"[PE round {info['round']}: {info['n_candidates']} candidates "
-                  f"({info['n_distinct']} distinct), {info['kept']} with votes]", flush=True)
+                  f"({info['n_distinct']} distinct), {info['kept']} with votes]", file=sys.stderr,
+                  flush=True)
 
 
 def _draw(probs: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

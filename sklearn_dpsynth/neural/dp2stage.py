@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -403,7 +404,7 @@ class DP2StageSynthesizer(BaseSynthesizer):
 
         def report(step: int, steps: int) -> None:
             if step == steps or step % max(steps // 10, 1) == 0:
-                print(f"[DP2Stage] {stage}: step {step}/{steps}", flush=True)
+                print(f"[DP2Stage] {stage}: step {step}/{steps}", file=sys.stderr, flush=True)
 
         return report
 

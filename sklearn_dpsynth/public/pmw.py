@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,7 +18,7 @@ __all__ = ["PMWPubSynthesizer"]
 
 def _progress(verbose: bool, message: str) -> None:
     if verbose:
-        print(f"[{message}]", flush=True)
+        print(f"[{message}]", file=sys.stderr, flush=True)
 
 
 class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
