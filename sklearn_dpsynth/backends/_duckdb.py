@@ -161,9 +161,37 @@ class DuckDBSource:
             return self.connection.query(self.view, sql)
         return self.connection.sql(sql)
 
-    def query(self, sql: str) -> list[tuple]:
-        """All rows of ``run(sql)``."""
-        return self.run(sql).fetchall()
+    def query(self, sql: str, fetch: str = "fetchall") -> Any:
+        """The result of ``run(sql)``, fetched with its method ``fetch``.
+
+        An engine error is replaced by one that says only which table
+        failed: DuckDB's messages may quote the private rows (e.g. a CSV
+        line its sniffed types cannot convert) and their line numbers.
+        """
+        duckdb = _duckdb()
+        try:
+            return getattr(self.run(sql), fetch)()
+        except duckdb.Error:
+            pass  # raised below, outside the handler: the engine's error is not chained
+        raise self.engine_error()
+
+    def rows(self, sql: str) -> Iterator[tuple]:
+        """The rows of ``run(sql)``, streamed; engine errors as in :meth:`query`."""
+        duckdb = _duckdb()
+        try:
+            yield from self.run(sql).iter_rows()
+            return
+        except duckdb.Error:
+            pass
+        raise self.engine_error()
+
+    def engine_error(self) -> ValueError:
+        """The error for a failed query (public: the source's label only)."""
+        hint = (" (DuckDB guessed the column types of the CSV files from sample rows; "
+                "declare them, e.g. duckdb.read_csv(path, dtype={...}))"
+                if self.label == "files read_csv" else "")
+        return ValueError(f"X: DuckDB failed to read {self.label}{hint}; its message is "
+                          "withheld because it may quote private rows.")
 
     # ---------------------------------------------------- domain learning
     def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
@@ -310,7 +338,7 @@ class DuckDBTable(EncodedTable):
         name = f"__dpsynth_codes_{next(_VIEW_IDS)}"
         codes = ", ".join(f"CAST({e} AS {_code_type(k)}) AS k{j}"
                           for j, (e, k) in enumerate(zip(expressions, sizes)))
-        source.run(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}").fetchall()
+        source.query(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}")
         table = cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
                     columns, sizes)
         weakref.finalize(table, _drop_table, source, name)
@@ -342,12 +370,11 @@ class DuckDBTable(EncodedTable):
     def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
         """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed."""
         chunk_rows = self._check_chunk_rows(chunk_rows)
-        yield from row_blocks(self._source.run(self._select()).iter_rows(), chunk_rows,
-                              self.n_columns)
+        yield from row_blocks(self._source.rows(self._select()), chunk_rows, self.n_columns)
 
     def to_numpy(self) -> np.ndarray:
         """All codes in memory (int64, read-only): for small tables only."""
-        arrays = self._source.run(self._select()).fetchnumpy()
+        arrays = self._source.query(self._select(), "fetchnumpy")
         codes = np.column_stack([np.asarray(arrays[f"k{j}"], dtype=np.int64)
                                  for j in range(self.n_columns)]) if self.n_columns else \
             np.zeros((0, 0), dtype=np.int64)
@@ -430,8 +457,9 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         try:
             return DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
         except duckdb.Error:
-            raise ValueError("X: DuckDB could not read the path given (no such file, or "
-                             "not a readable table).") from None
+            pass  # raised below, outside the handler: the engine's error may quote rows
+        raise ValueError("X: DuckDB could not read the path given (no such file, or "
+                         "not a readable table).")
     if type(X).__name__ == "DuckDBPyRelation":
         view = f"__dpsynth_source_{next(_VIEW_IDS)}"
         return DuckDBSource(view, X, "a DuckDB relation")
