@@ -213,3 +213,25 @@ def test_domain_learning_histograms_of_neighbours_differ_by_one_row(data, tmp_pa
     for value, count in zip(values_b, counts_b):
         diff[value] -= count
     assert sorted(diff.values()) == [0.0] * (len(diff) - 1) + [1.0]
+
+
+def test_engine_errors_never_quote_private_rows(tmp_path):
+    """D and D' differ in one CSV row past the sniffer's sample: DuckDB's own
+    error quotes that row and its line; the library's names only the table."""
+    n = 25000
+    values = [str(i % 7) for i in range(n)]
+    messages = []
+    for secret in (None, "SECRETVALUE"):
+        rows = values if secret is None else values[:-3] + [secret] + values[-2:]
+        path = tmp_path / f"table_{secret}.csv"
+        path.write_text("a,b\n" + "".join(f"{v},{i % 3}\n" for i, v in enumerate(rows)))
+        with pytest.warns(PrivacyWarning, match="CSV"):
+            source = open_duckdb(str(path))
+        if secret is None:
+            assert source.range_counts("a", np.array([1.0, 3.0])).sum() == n
+            continue
+        with pytest.raises(ValueError, match="withheld") as error:
+            source.range_counts("a", np.array([1.0, 3.0]))
+        assert error.value.__cause__ is None and error.value.__context__ is None
+        messages.append(str(error.value))
+    assert "SECRET" not in messages[0] and str(n) not in messages[0]

@@ -32,6 +32,8 @@ import pandas as pd
 
 from ..domain import ColumnSpec, Domain
 from ..exceptions import PrivacyWarning
+from ._engine import (BOUNDS, CATEGORIES, MISSING, codes_reason, counts_from_cells,
+                      encoding_path, family, modelled_dtype, raise_unencodable, row_blocks)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
@@ -82,24 +84,20 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-def _pandas_dtype(sql_type: str) -> Any:
-    """The pandas dtype a column of this SQL type is modelled as (schema only).
-
-    Every SQL column may hold NULL, so integers and booleans map to the
-    nullable pandas dtypes (a learned domain reserves a missing code).
-    """
+def _kind(sql_type: str) -> str:
+    """The kind of a SQL type, for :func:`~._engine.modelled_dtype` (schema only)."""
     sql_type = sql_type.upper()
     if sql_type == "BOOLEAN":
-        return pd.BooleanDtype()
+        return "boolean"
     if sql_type in _INTEGER_TYPES:
-        return pd.Int64Dtype()
+        return "integer"
     if sql_type in _FLOAT_TYPES or sql_type.startswith("DECIMAL"):
-        return np.dtype("float64")
+        return "float"
     if sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type == "TIMESTAMPTZ":
-        return pd.DatetimeTZDtype("ns", "UTC")
+        return "datetime_utc"
     if sql_type.startswith("TIMESTAMP") or sql_type == "DATE":
-        return np.dtype("datetime64[ns]")
-    return np.dtype("object")
+        return "datetime"
+    return "other"
 
 
 def _count_at_most(value: str, cuts: Sequence[float], low: int, high: int) -> str:
@@ -139,16 +137,11 @@ class DuckDBSource:
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
         """An empty DataFrame with the columns' modelled pandas dtypes."""
-        return pd.DataFrame({c: pd.Series([], dtype=_pandas_dtype(t))
+        return pd.DataFrame({c: pd.Series([], dtype=modelled_dtype(_kind(t)))
                              for c, t in self.sql_types.items()})
 
     def _family(self, name: Hashable) -> str:
-        dtype = _pandas_dtype(self.sql_types[name])
-        if pd.api.types.is_datetime64_any_dtype(dtype):
-            return "datetime"
-        if isinstance(dtype, pd.Int64Dtype) or dtype == np.dtype("float64"):
-            return "number"
-        return "other"
+        return family(_kind(self.sql_types[name]))
 
     def number(self, name: Hashable) -> str:
         """SQL for the column as a DOUBLE (datetimes in seconds since the
@@ -168,9 +161,37 @@ class DuckDBSource:
             return self.connection.query(self.view, sql)
         return self.connection.sql(sql)
 
-    def query(self, sql: str) -> list[tuple]:
-        """All rows of ``run(sql)``."""
-        return self.run(sql).fetchall()
+    def query(self, sql: str, fetch: str = "fetchall") -> Any:
+        """The result of ``run(sql)``, fetched with its method ``fetch``.
+
+        An engine error is replaced by one that says only which table
+        failed: DuckDB's messages may quote the private rows (e.g. a CSV
+        line its sniffed types cannot convert) and their line numbers.
+        """
+        duckdb = _duckdb()
+        try:
+            return getattr(self.run(sql), fetch)()
+        except duckdb.Error:
+            pass  # raised below, outside the handler: the engine's error is not chained
+        raise self.engine_error()
+
+    def rows(self, sql: str) -> Iterator[tuple]:
+        """The rows of ``run(sql)``, streamed; engine errors as in :meth:`query`."""
+        duckdb = _duckdb()
+        try:
+            yield from self.run(sql).iter_rows()
+            return
+        except duckdb.Error:
+            pass
+        raise self.engine_error()
+
+    def engine_error(self) -> ValueError:
+        """The error for a failed query (public: the source's label only)."""
+        hint = (" (DuckDB guessed the column types of the CSV files from sample rows; "
+                "declare them, e.g. duckdb.read_csv(path, dtype={...}))"
+                if self.label == "files read_csv" else "")
+        return ValueError(f"X: DuckDB failed to read {self.label}{hint}; its message is "
+                          "withheld because it may quote private rows.")
 
     # ---------------------------------------------------- domain learning
     def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
@@ -205,8 +226,7 @@ class DuckDBSource:
         name = spec.name
         column = _quote(name)
         checks = []
-        if spec.kind == "categorical" or (spec.kind != "numeric"
-                                          and self._family(name) == "other"):
+        if encoding_path(spec, self._family(name)) == "categorical":
             present = f"{column} IS NOT NULL"
             code = self._categorical_code(spec, column)
         else:
@@ -215,13 +235,11 @@ class DuckDBSource:
             code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
                     else self._codes_code(spec, value, checks))
         if spec.kind == "categorical" and spec.other_code is None:
-            checks.append((f"({present}) AND ({code}) < 0", "values outside the declared "
-                           "categories; declare them, or allow other=True"))
+            checks.append((f"({present}) AND ({code}) < 0", CATEGORIES))
         if spec.missing:
             code = f"(CASE WHEN {present} THEN {code} ELSE {spec.missing_code} END)"
         else:
-            checks.append((f"NOT ({present})", "missing values but its domain does not allow "
-                           "them; declare it with missing=True"))
+            checks.append((f"NOT ({present})", MISSING))
         return code, checks
 
     @staticmethod
@@ -237,8 +255,7 @@ class DuckDBSource:
     def _numeric_code(spec: ColumnSpec, value: str, checks: list) -> str:
         low, high = _double(spec.edges[0]), _double(spec.edges[-1])
         if not spec.clip:
-            checks.append((f"{value} < {low} OR {value} > {high}", "values outside the "
-                           "declared bounds; declare wider bounds or clip=True"))
+            checks.append((f"{value} < {low} OR {value} > {high}", BOUNDS))
         clipped = f"least(greatest({value}, {low}), {high})"
         code = _count_at_most(clipped, spec.edges[1:], 0, spec.n_bins - 1)
         points = " ".join(f"WHEN {clipped} = {_double(p)} THEN {spec.n_bins + i}"
@@ -248,8 +265,7 @@ class DuckDBSource:
     @staticmethod
     def _codes_code(spec: ColumnSpec, value: str, checks: list) -> str:
         checks.append((f"round_even({value}, 0) <> {value} OR {value} < 0 OR "
-                       f"{value} >= {spec.n_codes}", "values must be integer codes in "
-                       f"0..{spec.n_codes - 1}"))
+                       f"{value} >= {spec.n_codes}", codes_reason(spec)))
         return f"CAST({value} AS BIGINT)"
 
     def encode(self, domain: Domain) -> "DuckDBTable":
@@ -263,7 +279,8 @@ class DuckDBSource:
             the values, nor how many).
         """
         numbers = ", ".join(f"{self.number(c)} AS {_quote(f'__v{j}')}"
-                            for j, c in enumerate(self.columns) if self._family(c) != "other")
+                            for j, c in enumerate(self.columns)
+                            if self._family(c) in ("number", "datetime"))
         prepared = self.derived(f"(SELECT *, {numbers} FROM {self.relation_sql})"
                                 if numbers else self.relation_sql)
         expressions, failures = [], []
@@ -287,9 +304,7 @@ class DuckDBSource:
             return
         tests = ", ".join(f"bool_or({condition})" for _, condition, _ in failures)
         (flags,) = self.query(f"SELECT {tests} FROM {{src}}")
-        for (name, _, reason), bad in zip(failures, flags):
-            if bad:
-                raise ValueError(f"column {name!r} ({self.label}) contains {reason}.")
+        raise_unencodable(failures, flags, self.label)
 
 
 class DuckDBTable(EncodedTable):
@@ -323,7 +338,7 @@ class DuckDBTable(EncodedTable):
         name = f"__dpsynth_codes_{next(_VIEW_IDS)}"
         codes = ", ".join(f"CAST({e} AS {_code_type(k)}) AS k{j}"
                           for j, (e, k) in enumerate(zip(expressions, sizes)))
-        source.run(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}").fetchall()
+        source.query(f"CREATE TEMP TABLE {name} AS SELECT {codes} FROM {{src}}")
         table = cls(source.derived(name), [f"k{j}" for j in range(len(expressions))],
                     columns, sizes)
         weakref.finalize(table, _drop_table, source, name)
@@ -340,18 +355,13 @@ class DuckDBTable(EncodedTable):
             raise ValueError("weights: a DuckDB table is counted in the engine, without "
                              "per-row weights; load it with to_numpy() to weight it.")
         shape = tuple(self._sizes[c] for c in columns)
-        out = np.zeros(shape)
         if not columns:
-            out[()] = self.n_rows
-            return out
+            return np.full(shape, float(self.n_rows))
         keys = ", ".join(f"{self._expressions[c]} AS k{i}" for i, c in enumerate(columns))
         groups = ", ".join(f"k{i}" for i in range(len(columns)))
         rows = self._source.query(f"SELECT {groups}, count(*) FROM "
                                   f"(SELECT {keys} FROM {{src}}) GROUP BY {groups}")
-        if rows:
-            index = np.array([r[:-1] for r in rows], dtype=np.int64)
-            out[tuple(index.T)] = np.array([r[-1] for r in rows], dtype=float)
-        return out
+        return counts_from_cells(rows, shape)
 
     def _select(self) -> str:
         codes = ", ".join(f"{e} AS k{j}" for j, e in enumerate(self._expressions))
@@ -359,21 +369,12 @@ class DuckDBTable(EncodedTable):
 
     def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
         """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed."""
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
-                or chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
-        rows_iterator = iter(self._source.run(self._select()).iter_rows())
-        while True:
-            rows = list(itertools.islice(rows_iterator, int(chunk_rows)))
-            if not rows:
-                break
-            block = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
-            block.flags.writeable = False
-            yield block
+        chunk_rows = self._check_chunk_rows(chunk_rows)
+        yield from row_blocks(self._source.rows(self._select()), chunk_rows, self.n_columns)
 
     def to_numpy(self) -> np.ndarray:
         """All codes in memory (int64, read-only): for small tables only."""
-        arrays = self._source.run(self._select()).fetchnumpy()
+        arrays = self._source.query(self._select(), "fetchnumpy")
         codes = np.column_stack([np.asarray(arrays[f"k{j}"], dtype=np.int64)
                                  for j in range(self.n_columns)]) if self.n_columns else \
             np.zeros((0, 0), dtype=np.int64)
@@ -456,8 +457,9 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         try:
             return DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
         except duckdb.Error:
-            raise ValueError("X: DuckDB could not read the path given (no such file, or "
-                             "not a readable table).") from None
+            pass  # raised below, outside the handler: the engine's error may quote rows
+        raise ValueError("X: DuckDB could not read the path given (no such file, or "
+                         "not a readable table).")
     if type(X).__name__ == "DuckDBPyRelation":
         view = f"__dpsynth_source_{next(_VIEW_IDS)}"
         return DuckDBSource(view, X, "a DuckDB relation")

@@ -69,11 +69,9 @@ class NumpyTable(EncodedTable):
         ------
         ndarray of int64, shape (rows_in_block, n_columns)
         """
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
-                or chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
-        for start in range(0, self._codes.shape[0], int(chunk_rows)):
-            yield self._codes[start:start + int(chunk_rows)]
+        chunk_rows = self._check_chunk_rows(chunk_rows)
+        for start in range(0, self._codes.shape[0], chunk_rows):
+            yield self._codes[start:start + chunk_rows]
 
     def to_numpy(self) -> np.ndarray:
         """All codes: a read-only int64 array of shape (n_rows, n_columns)."""

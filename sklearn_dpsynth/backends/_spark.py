@@ -26,13 +26,14 @@ public; error messages name columns, never values or row counts.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
+from ._engine import (BOUNDS, CATEGORIES, MISSING, codes_reason, counts_from_cells,
+                      encoding_path, family, modelled_dtype, raise_unencodable, row_blocks)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 
 __all__ = ["SparkSource", "SparkTable", "open_spark", "is_spark_input"]
@@ -61,25 +62,21 @@ def _type_name(data_type: Any) -> str:
     return type(data_type).__name__
 
 
-def _pandas_dtype(data_type: Any) -> Any:
-    """The pandas dtype a column of this Spark type is modelled as (schema only).
-
-    Every Spark column may hold null, so integers and booleans map to the
-    nullable pandas dtypes (a learned domain reserves a missing code); text
-    maps to pandas' default text dtype, timestamps to naive datetimes in UTC.
-    """
+def _kind(data_type: Any) -> str:
+    """The kind of a Spark type, for :func:`~._engine.modelled_dtype` (schema
+    only); timestamps are modelled as naive datetimes in UTC."""
     name = _type_name(data_type)
     if name == "BooleanType":
-        return pd.BooleanDtype()
+        return "boolean"
     if name in _INTEGER_TYPES:
-        return pd.Int64Dtype()
+        return "integer"
     if name in _FLOAT_TYPES:
-        return np.dtype("float64")
+        return "float"
     if name in _TIME_TYPES:
-        return np.dtype("datetime64[ns]")
+        return "datetime"
     if name in ("StringType", "VarcharType", "CharType"):
-        return pd.Series([], dtype=str).dtype  # pandas' default for text
-    return np.dtype("object")
+        return "text"
+    return "other"
 
 
 def _count_at_most(value: Any, cuts: Sequence[float], low: int, high: int) -> Any:
@@ -119,18 +116,11 @@ class SparkSource:
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
         """An empty DataFrame with the columns' modelled pandas dtypes."""
-        return pd.DataFrame({c: pd.Series([], dtype=_pandas_dtype(self.types[c]))
+        return pd.DataFrame({c: pd.Series([], dtype=modelled_dtype(_kind(self.types[c])))
                              for c in self.columns})
 
     def _family(self, name: Hashable) -> str:
-        type_name = _type_name(self.types[name])
-        if type_name in _TIME_TYPES:
-            return "datetime"
-        if type_name in _INTEGER_TYPES or type_name in _FLOAT_TYPES:
-            return "number"
-        if type_name == "BooleanType":
-            return "boolean"
-        return "other"
+        return family(_kind(self.types[name]))
 
     def number(self, name: Hashable) -> Any:
         """The column as a double (datetimes in seconds since the epoch, UTC);
@@ -189,8 +179,7 @@ class SparkSource:
         F = _functions()
         name = spec.name
         checks: list[tuple[Any, str]] = []
-        if spec.kind == "categorical" or (spec.kind != "numeric"
-                                          and self._family(name) in ("other", "boolean")):
+        if encoding_path(spec, self._family(name)) == "categorical":
             column = F.col(_quote(name))
             present = column.isNotNull()
             code = self._categorical_code(spec, column, self._family(name))
@@ -200,13 +189,11 @@ class SparkSource:
             code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
                     else self._codes_code(spec, value, checks))
         if spec.kind == "categorical" and spec.other_code is None:
-            checks.append((present & (code < 0), "values outside the declared categories; "
-                           "declare them, or allow other=True"))
+            checks.append((present & (code < 0), CATEGORIES))
         if spec.missing:
             code = F.when(present, code).otherwise(F.lit(spec.missing_code))
         else:
-            checks.append((~present, "missing values but its domain does not allow them; "
-                           "declare it with missing=True"))
+            checks.append((~present, MISSING))
         return code, checks
 
     @staticmethod
@@ -227,8 +214,7 @@ class SparkSource:
         F = _functions()
         low, high = float(spec.edges[0]), float(spec.edges[-1])
         if not spec.clip:
-            checks.append(((value < F.lit(low)) | (value > F.lit(high)), "values outside "
-                           "the declared bounds; declare wider bounds or clip=True"))
+            checks.append(((value < F.lit(low)) | (value > F.lit(high)), BOUNDS))
         clipped = F.least(F.greatest(value, F.lit(low)), F.lit(high))
         code = _count_at_most(clipped, spec.edges[1:], 0, spec.n_bins - 1)
         for i, point in reversed(list(enumerate(spec.points))):
@@ -240,7 +226,7 @@ class SparkSource:
         F = _functions()
         checks.append(((F.bround(value, 0) != value) | (value < 0)
                        | (value >= F.lit(float(spec.n_codes))),
-                       f"values must be integer codes in 0..{spec.n_codes - 1}"))
+                       codes_reason(spec)))
         return F.when((F.bround(value, 0) == value) & (value >= 0)
                       & (value < F.lit(float(spec.n_codes))), value.cast("long")).otherwise(-1)
 
@@ -271,9 +257,7 @@ class SparkSource:
         flags = self._aggregate(self.frame.agg(*[
             F.max(F.when(condition, F.lit(1)).otherwise(F.lit(0))).alias(f"f{i}")
             for i, (_, condition, _) in enumerate(failures)]))[0]
-        for (name, _, reason), bad in zip(failures, flags):
-            if bad:
-                raise ValueError(f"column {name!r} (a Spark DataFrame) contains {reason}.")
+        raise_unencodable(failures, flags, "a Spark DataFrame")
 
 
 def _quote(name: Hashable) -> str:
@@ -344,32 +328,19 @@ class SparkTable(EncodedTable):
         if weights is not None:
             raise ValueError("weights: a Spark table is counted in the engine, without "
                              "per-row weights; load it with to_numpy() to weight it.")
-        out = np.zeros(tuple(self._sizes[c] for c in columns))
+        shape = tuple(self._sizes[c] for c in columns)
         if not columns:
-            out[()] = self.n_rows
-            return out
+            return np.full(shape, float(self.n_rows))
         keys = [f"k{c}" for c in columns]
-        rows = self._source._aggregate(self._codes.groupBy(*keys).count())
-        if rows:
-            index = np.array([tuple(r)[:-1] for r in rows], dtype=np.int64)
-            out[tuple(index.T)] = np.array([r[-1] for r in rows], dtype=float)
-        return out
+        return counts_from_cells(self._source._aggregate(self._codes.groupBy(*keys).count()),
+                                 shape)
 
     def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
         """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed
         to the driver one partition at a time."""
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
-                or chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
+        chunk_rows = self._check_chunk_rows(chunk_rows)
         self._source.n_passes += 1
-        rows_iterator = iter(self._codes.toLocalIterator())
-        while True:
-            rows = [tuple(r) for r in itertools.islice(rows_iterator, int(chunk_rows))]
-            if not rows:
-                break
-            block = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
-            block.flags.writeable = False
-            yield block
+        yield from row_blocks(self._codes.toLocalIterator(), chunk_rows, self.n_columns)
 
     def to_numpy(self) -> np.ndarray:
         """All codes on the driver (int64, read-only): for small tables only."""

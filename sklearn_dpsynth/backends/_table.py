@@ -175,6 +175,14 @@ class EncodedTable(ABC):
             ``max(mappings[j]) + 1`` codes.
         """
 
+    @staticmethod
+    def _check_chunk_rows(chunk_rows: int) -> int:
+        """``chunk_rows`` of :meth:`iter_chunks` as an int; ValueError unless an int >= 1."""
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+                or chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be an int >= 1, got {chunk_rows!r}.")
+        return int(chunk_rows)
+
     def _check_mappings(self, mappings: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Mappings as int64 arrays with one entry per code; ValueError otherwise."""
         mappings = [np.asarray(m, dtype=np.int64).ravel() for m in mappings]
