@@ -97,7 +97,6 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         -------
         self
         """
-        self._validate_params()
         epsilon, delta = check_budget(epsilon, delta)
         return self._fit_in_ledger(X, PrivacyLedger(epsilon, delta), public_data)
 
