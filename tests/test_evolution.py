@@ -373,3 +373,16 @@ def test_scaled_l1_neighbouring_numeric_tables_same_ledger_and_reproducible():
     assert ledgers[0] == ledgers[1] == ledgers[2]
     assert out[0].records_.codes.shape == out[1].records_.codes.shape
     pd.testing.assert_frame_equal(out[0].sample(30), out[2].sample(30))
+
+
+def test_votes_all_swamped_by_noise_warn():
+    from sklearn_dpsynth.evolution._voting import noisy_vote_distribution
+    from sklearn_dpsynth.privacy import PrivacyLedger
+
+    ledger = PrivacyLedger(1e-3, 1e-9)
+    votes = np.zeros(50)
+    with pytest.warns(UserWarning, match="noise swamped the votes"):
+        probs, _ = noisy_vote_distribution(votes, ledger.rho_remaining(), ledger,
+                                           np.random.default_rng(0), target="votes",
+                                           threshold=100.0)
+    np.testing.assert_allclose(probs, 1 / 50)

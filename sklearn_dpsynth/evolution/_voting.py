@@ -8,6 +8,7 @@ and must only be released through the ledger (:func:`noisy_vote_distribution`).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -79,7 +80,8 @@ def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger
     Returns
     -------
     probabilities : ndarray
-        Clipped, normalised noisy votes (uniform when all clip to 0).
+        Clipped, normalised noisy votes (uniform, with a UserWarning, when
+        all clip to 0).
     noisy_total : float
         Sum of the noisy (unclipped) votes: an estimate of the row count.
     """
@@ -87,5 +89,13 @@ def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger
     noisy = ledger.gaussian(votes, sigma=sigma, rng=rng, target=target, n_cells=votes.size)
     clipped = np.where(noisy >= threshold * sigma, np.maximum(noisy, 0.0), 0.0)
     total = clipped.sum()
-    probs = clipped / total if total > 0 else np.full(votes.size, 1.0 / votes.size)
+    if total > 0:
+        probs = clipped / total
+    else:
+        # Decided by the noisy votes only: the warning is post-processing.
+        warnings.warn(f"{target}: every noisy vote fell below the threshold, so the noise "
+                      f"swamped the votes and the candidates get uniform probabilities (no "
+                      f"information from the data). Raise epsilon, lower threshold or use "
+                      f"fewer candidates.", UserWarning, stacklevel=3)
+        probs = np.full(votes.size, 1.0 / votes.size)
     return probs, float(noisy.sum())

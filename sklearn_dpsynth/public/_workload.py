@@ -18,7 +18,7 @@ from ..backends import encode_table
 from .._validation import check_budget, check_rng
 from ..domain import Domain
 from ..marginal.aim._workload import default_workload, parse_workload
-from ..marginal._measure import describe, weighted_sigmas
+from ..marginal._measure import measure_marginals, weighted_sigmas
 from ..preprocessing import check_table
 from ..privacy import PrivacyLedger
 
@@ -101,9 +101,9 @@ def measure_workload_table(
     """Noisy answers of a workload of marginals (Gaussian mechanism, ``rho`` in total).
 
     Marginal ``i`` gets noise ``sigma / w_i`` (``w_i`` its weight) with
-    ``sigma`` chosen by :func:`~sklearn_dpsynth.marginal._measure.weighted_sigmas`
-    so that the costs add up to ``rho``; each release is recorded by
-    ``ledger.gaussian``.
+    ``sigma`` chosen by ``weighted_sigmas`` so that the costs add up to
+    ``rho``; the releases are ``measure_marginals``'s (each recorded by
+    ``ledger.gaussian``).
 
     Parameters
     ----------
@@ -126,13 +126,10 @@ def measure_workload_table(
         Noise standard deviation of every marginal.
     """
     sigmas = weighted_sigmas(rho, [w for _, w in workload])
-    answers = []
-    for (marginal, _), sigma in zip(workload, sigmas):
-        counts = table.counts(marginal)
-        answers.append(ledger.gaussian(counts, sigma=float(sigma), rng=rng,
-                                       target=describe(table.columns, marginal),
-                                       n_cells=counts.size))
-    return answers, sigmas
+    marginals = [m for m, _ in workload]
+    flat = measure_marginals(table, marginals, sigmas, ledger, rng)
+    shapes = [tuple(int(table.sizes[j]) for j in m) for m in marginals]
+    return [y.reshape(shape) for y, shape in zip(flat, shapes)], sigmas
 
 
 def noisy_total(answers: Sequence[np.ndarray], sigmas: Sequence[float]) -> float:

@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..marginal.aim._select import CandidateScorer
 from ..marginal.aim._workload import candidate_weights, n_cells
 from ..marginal._compression import DomainCompression
 from ..marginal._measure import describe
 from ..marginal._pgm_mixin import _PGMMixin
-from ..pgm import GraphicalModel, Measurement, estimate, model_size_mb
+from ..pgm import GraphicalModel, Measurement, estimate
 from ..privacy import PrivacyLedger
 from ._base import PublicDataSynthesizer
 from ._workload import workload_positions
 from .pmw import _progress
 
 __all__ = ["JAMSynthesizer"]
-
-Marginal = tuple[int, ...]
-
-#: ``E|N(0, s^2)| = s * sqrt(2 / pi)``: expected L1 noise per cell.
-_ABS_NOISE = math.sqrt(2.0 / math.pi)
 
 #: Share of a round's budget spent on the measurement (the rest selects).
 MEASURE_SHARE = 0.9
@@ -185,10 +180,12 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         workload = workload_positions(self.workload, table.columns, table.sizes)
         weights = candidate_weights(workload)
         rounds = self.rounds if self.rounds is not None else ROUNDS_PER_COLUMN * len(table.sizes)
-        run = _JamRun(self, table, ledger, rng, weights, _public_shares(public, weights,
-                                                                        table.sizes))
+        run = _JamRun(table, ledger, rng, CandidateScorer(table, weights, self.attributes_),
+                      _public_shares(public, weights, table.sizes),
+                      self.domain_.model_domain(), max_iters=self.max_iters, tol=self.tol,
+                      verbose=self.verbose)
         run.start(ledger.rho_remaining() / (rounds + 1))
-        run.loop(rounds)
+        run.loop(rounds, self.max_model_size)
         self.model_, _ = run.refit(self.final_max_iters)
         self.history_ = run.history
         self.n_public_ = sum(1 for h in run.history if h["source"] == "public")
@@ -210,31 +207,24 @@ def _public_shares(public: Any, candidates: dict, sizes: list[int]) -> dict:
 class _JamRun:
     """State of one JAM fit."""
 
-    def __init__(self, owner: JAMSynthesizer, table: Any, ledger: PrivacyLedger,
-                 rng: np.random.Generator, weights: dict, public: dict) -> None:
-        self.owner = owner
+    def __init__(self, table: Any, ledger: PrivacyLedger, rng: np.random.Generator,
+                 scorer: CandidateScorer, public: dict, domain: Any, *, max_iters: int,
+                 tol: float, verbose: bool) -> None:
         self.table = table
         self.ledger = ledger
         self.rng = rng
-        self.weights = weights
+        self.scorer = scorer
+        self.weights = scorer.weights
         self.public = public
-        self.public_left = set(weights)
-        self.names = owner.attributes_
-        self.domain = owner.domain_.model_domain()
+        self.public_left = set(scorer.weights)
+        self.names = scorer.names
+        self.domain = domain
+        self.max_iters = max_iters
+        self.tol = tol
+        self.verbose = verbose
         self.measurements: list[Measurement] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
-        self._true: dict[Marginal, np.ndarray] = {}
-        self._sizes: tuple[tuple, dict] = ((), {})
-
-    def clique(self, marginal: Marginal) -> tuple[str, ...]:
-        return tuple(self.names[j] for j in marginal)
-
-    def true_counts(self, marginal: Marginal) -> np.ndarray:
-        """Flattened private counts of a marginal (private: released only via the ledger)."""
-        if marginal not in self._true:
-            self._true[marginal] = self.table.counts(marginal).ravel()
-        return self._true[marginal]
 
     # ------------------------------------------------------------ steps
     def start(self, rho_round: float) -> None:
@@ -246,7 +236,7 @@ class _JamRun:
         self.n_hat = max(float(noisy[0]), 1.0)
         query = np.ones((1, self.domain[self.names[0]]))
         self.measurements.append(Measurement((self.names[0],), noisy, sigma, query))
-        self.model, _ = self.refit(self.owner.max_iters)
+        self.model, _ = self.refit(self.max_iters)
 
     def refit(self, max_iters: int) -> tuple[GraphicalModel, dict]:
         """Private-PGM on every measurement so far, warm-started."""
@@ -254,18 +244,17 @@ class _JamRun:
         if self.model is not None:
             cliques += list(self.model.cliques)
         return estimate(self.domain, self.measurements, cliques=cliques, potentials=self.model,
-                        max_iters=max_iters, tol=self.owner.tol)
+                        max_iters=max_iters, tol=self.tol)
 
-    def loop(self, rounds: int) -> None:
+    def loop(self, rounds: int, max_model_size: float) -> None:
         """``rounds`` rounds, each with an equal share of the budget left."""
         for round_ in range(1, rounds + 1):
             rho = self.ledger.rho_remaining() / (rounds - round_ + 1)
             last = round_ == rounds
             info = self.round(round_, self.ledger.rho_remaining() if last else rho,
-                              allow_public=not last,
-                              size_limit=self.owner.max_model_size * round_ / rounds)
+                              allow_public=not last, size_limit=max_model_size * round_ / rounds)
             self.history.append(info)
-            _progress(self.owner.verbose,
+            _progress(self.verbose,
                       f"JAM round {round_}/{rounds}: {info['source']} {info['clique']}")
 
     def round(self, round_: int, rho: float, allow_public: bool, size_limit: float) -> dict:
@@ -278,53 +267,39 @@ class _JamRun:
         marginal, source = options[pick]
         sigma = self.ledger.sigma_for(MEASURE_SHARE * rho)
         if source == "private":
-            true = self.true_counts(marginal)
+            true = self.scorer.true_counts(marginal)
             noisy = self.ledger.gaussian(true, sigma=sigma, rng=self.rng,
                                          target=describe(self.table.columns, marginal),
                                          n_cells=true.size)
         else:
             noisy = self.n_hat * self.public[marginal]
             self.public_left.discard(marginal)
-        self.measurements.append(Measurement(self.clique(marginal), noisy, sigma))
-        self.model, _ = self.refit(self.owner.max_iters)
+        self.measurements.append(Measurement(self.scorer.clique(marginal), noisy, sigma))
+        self.model, _ = self.refit(self.max_iters)
         return {"round": round_, "clique": tuple(self.table.columns[j] for j in marginal),
                 "source": source, "sigma": sigma, "selection_rho": (1 - MEASURE_SHARE) * rho,
                 "measurement_rho": MEASURE_SHARE * rho if source == "private" else 0.0}
 
     def options(self, rho_measure: float, allow_public: bool,
                 size_limit: float) -> tuple[list, np.ndarray, float]:
-        """Eligible (marginal, source) options, their private scores and sensitivity."""
-        sigma = self.ledger.sigma_for(rho_measure)
+        """Eligible (marginal, source) options, their private scores and sensitivity.
+
+        A private option scores as in AIM (``CandidateScorer.scores``);
+        a public one by the model's error minus the public answer's.
+        """
+        eligible = self.scorer.eligible(self.model.tree, size_limit)
+        private, sensitivity, answers = self.scorer.scores(
+            self.model, eligible, self.ledger.sigma_for(rho_measure))
         options, scores = [], []
-        for marginal in self.eligible(size_limit):
-            weight = self.weights[marginal]
-            true = self.true_counts(marginal)
-            error = np.abs(true - self.model.marginal(self.clique(marginal)).ravel()).sum()
+        for marginal, score in zip(eligible, private):
             options.append((marginal, "private"))
-            scores.append(weight * (error - _ABS_NOISE * sigma * true.size))
+            scores.append(score)
             if allow_public and marginal in self.public_left:
+                true = self.scorer.true_counts(marginal)
+                error = np.abs(true - answers[marginal]).sum()
                 public_error = np.abs(true - self.n_hat * self.public[marginal]).sum()
                 options.append((marginal, "public"))
-                scores.append(weight * (error - public_error))
-        has_public = any(source == "public" for _, source in options)
-        sensitivity = max(self.weights[m] for m, _ in options) * (2.0 if has_public else 1.0)
+                scores.append(self.weights[marginal] * (error - public_error))
+        if any(source == "public" for _, source in options):
+            sensitivity *= 2.0
         return options, np.array(scores), sensitivity
-
-    def eligible(self, size_limit: float) -> list[Marginal]:
-        """Candidates the model covers or whose addition keeps it within ``size_limit`` MiB."""
-        tree = self.model.tree
-        key, cache = self._sizes
-        if key != tuple(tree.cliques):
-            cache = {}
-            self._sizes = (tuple(tree.cliques), cache)
-        out = []
-        for marginal in self.weights:
-            clique = self.clique(marginal)
-            if tree.index_containing(clique) is not None:
-                out.append(marginal)
-                continue
-            if marginal not in cache:
-                cache[marginal] = model_size_mb(tree.domain, list(tree.cliques) + [clique])
-            if cache[marginal] <= size_limit:
-                out.append(marginal)
-        return out

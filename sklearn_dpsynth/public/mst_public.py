@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._marginals import project_to_simplex
 from ..backends import NumpyTable
+from ..marginal.mst import _budget_shares
 from ..marginal._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                                    mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
@@ -157,7 +158,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         n_columns = len(table.sizes)
         private_selection = n_columns > 2 and not self.public_selection
         rho = ledger.rho_remaining()
-        shares = _shares(n_columns, private_selection)
+        shares = _budget_shares(private_selection, measure_cliques=n_columns > 1)
         ones = [((j,), 1.0) for j in range(n_columns)]
         _progress(self.verbose, "MST+public: measuring the 1-way marginals")
         one_way, one_sigmas = measure_workload_table(table, ones, shares[0] * rho, ledger, rng)
@@ -182,13 +183,6 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.records_ = WeightedRecords(records, self.weights_)
         self.n_records_ = noisy_total(one_way, one_sigmas)
         self.tree_edges_ = [(table.columns[a], table.columns[b]) for a, b in edges]
-
-
-def _shares(n_columns: int, private_selection: bool) -> tuple[float, float, float]:
-    """Budget shares of the 1-way measurement, the selection and the tree measurement."""
-    parts = np.array([1.0, float(private_selection), float(n_columns > 1)])
-    shares = parts / parts.sum()
-    return float(shares[0]), float(shares[1]), float(shares[2])
 
 
 def _private_tree(table: Any, one_way: list, sigmas, rho: float, ledger: PrivacyLedger,
