@@ -261,3 +261,19 @@ def _tvd_named(real, fake, cols):
     p = real.value_counts(cols, normalize=True)
     q = fake.value_counts(cols, normalize=True).reindex(p.index, fill_value=0)
     return 0.5 * (np.abs(p - q).sum() + (1 - q.sum()))
+
+
+def test_reweighting_warns_when_the_records_cannot_reproduce_the_data(private, public):
+    # records whose b always contradicts a (the data ties b to a == 0 in 90% of rows)
+    # cannot be reweighted into the measured marginals: noise does not explain it
+    wrong = public[public["b"] != (public["a"] == 0).astype(int)]
+    with pytest.warns(UserWarning, match="cannot reproduce the measured marginals"):
+        bad = PMWPubSynthesizer(domain=DOMAIN, random_state=0).fit(
+            private, epsilon=10.0, public_data=wrong)
+    assert bad.reweight_info_["excess_misfit"] > 0.1
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        good = PMWPubSynthesizer(domain=DOMAIN, random_state=0).fit(
+            private, epsilon=10.0, public_data=public)
+    assert good.reweight_info_["excess_misfit"] < 0.1

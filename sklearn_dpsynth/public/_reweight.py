@@ -16,10 +16,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["query_matrix", "reweight_records"]
+__all__ = ["query_matrix", "reweight_records", "MISFIT_WARNING_TVD"]
+
+#: ``reweight_records`` warns when the reweighted records' marginals stay this
+#: far (mean total variation, beyond the noise) from the noisy answers.
+MISFIT_WARNING_TVD = 0.1
 
 Marginal = tuple[int, ...]
 
@@ -97,7 +103,17 @@ def reweight_records(
     weights : ndarray of shape (n_records,)
         ``w* >= 0``.
     info : dict
-        ``cost`` (``f`` at the result), ``iterations``, ``converged``.
+        ``cost`` (``f`` at the result), ``iterations``, ``converged`` and
+        ``excess_misfit`` (see Warns).
+
+    Warns
+    -----
+    UserWarning
+        When the records cannot reproduce the measured marginals: their
+        reweighted marginals stay more than ``MISFIT_WARNING_TVD`` (0.1) (mean
+        total variation) from the noisy answers beyond what the noise
+        explains -- e.g. uniform records for a table with strong
+        dependences.  Computed from noisy answers only: no budget.
     """
     if not marginals:
         raise ValueError("reweighting needs at least one measured marginal.")
@@ -107,8 +123,36 @@ def reweight_records(
     weights, iterations, converged = _fista(matrix, target, start, 1.0 / lipschitz, tol,
                                             max_iter)
     residual = matrix @ weights - target
+    misfit = _excess_misfit(residual, answers, sigmas)
+    if misfit > MISFIT_WARNING_TVD:
+        warnings.warn(
+            f"the records cannot reproduce the measured marginals: after reweighting, their "
+            f"marginals are {misfit:.2f} (mean total variation) away from the noisy answers, "
+            "beyond what the noise explains, so the synthetic rows will not follow the data. "
+            "Give records that cover the data's joint distribution (a public sample of the "
+            "same population), or use a method that does not need them (MST, AIM).",
+            UserWarning, stacklevel=3)
     return weights, {"cost": 0.5 * float(residual @ residual), "iterations": iterations,
-                     "converged": converged}
+                     "converged": converged, "excess_misfit": misfit}
+
+
+def _excess_misfit(residual: np.ndarray, answers: Sequence[np.ndarray],
+                   sigmas: Sequence[float]) -> float:
+    """Mean total variation between fitted and noisy marginals beyond the noise's own.
+
+    ``residual`` is the whitened ``A w - b``.  For each marginal the L1 misfit
+    (in counts) minus the L1 norm the Gaussian noise alone is expected to
+    have (``sigma * cells * sqrt(2 / pi)``), over twice the noisy total: a
+    post-processing of noisy answers, so it costs no budget.
+    """
+    total = max(float(np.sum(answers[0])), 1.0)
+    excess, start = [], 0
+    for answer, sigma in zip(answers, sigmas):
+        cells = np.asarray(answer).size
+        l1 = float(np.abs(residual[start:start + cells]).sum()) * float(sigma)
+        excess.append(max(l1 - float(sigma) * cells * np.sqrt(2.0 / np.pi), 0.0))
+        start += cells
+    return float(np.mean(excess)) / (2.0 * total)
 
 
 def _whitened_system(records, sizes, marginals, answers, sigmas):
