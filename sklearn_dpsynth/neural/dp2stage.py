@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from numbers import Integral, Real
 from typing import Any
@@ -326,8 +325,8 @@ class DP2StageSynthesizer(_TorchSynthesizer):
     def _stage1(self, pseudo_text: RowText | None, pseudo_codes: np.ndarray | None,
                 rng: np.random.Generator, device) -> None:
         """Template learning on public pseudo rows: non-private, no ledger entry."""
+        from .pretraining import public_training_config
         from .text_training import token_weights, train_text_model
-        from .training import TrainingConfig
 
         self.stage1_steps_ = 0
         if pseudo_text is None or self.stage1_epochs == 0:
@@ -335,18 +334,15 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         if pseudo_codes is None:
             pseudo_codes = self._uniform_rows(rng)
         tokens, types, lengths = pseudo_text.encode(pseudo_codes)
-        n_rows = len(tokens)
-        batch = PUBLIC_AUTO_BATCH if self.batch_size == "auto" else self.batch_size
-        batch = min(batch, n_rows)
-        steps = max(math.ceil(self.stage1_epochs * n_rows / batch), 1)
-        config = TrainingConfig(steps=steps, sample_rate=batch / n_rows,
-                                expected_batch_size=batch, lr=self.stage1_lr,
-                                warmup_steps=min(self.warmup_steps, max(steps // 10, 1)),
-                                weight_decay=float(self.weight_decay))
+        config = public_training_config(
+            len(tokens), epochs=self.stage1_epochs,
+            batch_size=PUBLIC_AUTO_BATCH if self.batch_size == "auto" else self.batch_size,
+            lr=self.stage1_lr, warmup_steps=self.warmup_steps,
+            weight_decay=float(self.weight_decay))
         train_text_model(self.model_, tokens, lengths, token_weights(types, lengths, None),
                          config, dp=None, rng=rng, device=device,
                          progress=self._progress("stage 1 (template, non-private)"))
-        self.stage1_steps_ = steps
+        self.stage1_steps_ = config.steps
 
     def _stage2(self, table: EncodedTable, ledger: PrivacyLedger, rng: np.random.Generator,
                 device) -> None:
