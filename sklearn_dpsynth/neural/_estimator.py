@@ -23,6 +23,9 @@ from ._optional import require_torch
 
 __all__ = ["NEURAL_CONSTRAINTS", "TransformerSynthesizer", "resolve_device", "torch_threads"]
 
+#: Expected batch of non-private training on public rows when ``batch_size="auto"``.
+PUBLIC_AUTO_BATCH = 256
+
 #: Hyperparameter constraints shared by the transformer synthesizers.
 NEURAL_CONSTRAINTS: dict = {
     "d_model": [Interval(Integral, 1, None, closed="left")],
@@ -72,7 +75,80 @@ def torch_threads(n_threads: int | None):
         torch.set_num_threads(previous)
 
 
-class TransformerSynthesizer(BaseSynthesizer):
+class _TorchSynthesizer(BaseSynthesizer):
+    """What the synthesizers trained with DP-SGD share, whatever their model.
+
+    Parameter checks, the device and torch threads of inference, and the
+    two private accesses of a fit before training: the noisy row count and
+    the ledger entry of the DP-SGD run planned from it.
+    """
+
+    def _validate_params(self) -> None:
+        """Check the hyperparameters, torch and the device before any data is touched."""
+        super()._validate_params()
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads "
+                             f"({self.n_heads}).")
+        require_torch()
+        resolve_device(self.device)
+
+    def _plan_private_run(self, n_rows: int, ledger: PrivacyLedger,
+                          rng: np.random.Generator):
+        """Release the row count (``n_records_``) and plan the DP-SGD run from it."""
+        from .calibration import (
+            COUNT_BUDGET_SHARE,
+            noisy_row_count,
+            plan_dpsgd,
+            suggest_batch_size,
+        )
+
+        self.n_records_ = noisy_row_count(ledger, n_rows,
+                                          COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
+        batch = self.batch_size
+        if batch == "auto":
+            batch = suggest_batch_size(ledger, self.n_records_, self.epochs)
+        return plan_dpsgd(ledger, self.n_records_, self.epochs, batch)
+
+    def _spend_private_run(self, ledger: PrivacyLedger, plan, target: str) -> None:
+        """Record the planned DP-SGD run in the ledger and keep its parameters."""
+        from ..privacy import spend_dpsgd
+
+        spend_dpsgd(ledger, sample_rate=plan.sample_rate,
+                    noise_multiplier=plan.noise_multiplier, steps=plan.steps,
+                    max_grad_norm=self.max_grad_norm, orders=plan.orders, target=target)
+        self.expected_batch_size_ = plan.expected_batch_size
+        self.sample_rate_ = plan.sample_rate
+        self.steps_ = plan.steps
+        self.noise_multiplier_ = plan.noise_multiplier
+
+    def _training_configs(self, plan, grad_sample_mode: str, **options):
+        """The ``TrainingConfig`` and ``DPSGDConfig`` of the planned DP-SGD run."""
+        from .training import DPSGDConfig, TrainingConfig
+
+        config = TrainingConfig(
+            steps=plan.steps, sample_rate=plan.sample_rate,
+            expected_batch_size=plan.expected_batch_size, lr=self.lr,
+            warmup_steps=min(self.warmup_steps, max(plan.steps // 10, 1)),
+            weight_decay=float(self.weight_decay), **options)
+        dp = DPSGDConfig(noise_multiplier=plan.noise_multiplier,
+                         max_grad_norm=self.max_grad_norm, grad_sample_mode=grad_sample_mode)
+        return config, dp
+
+    @contextlib.contextmanager
+    def _model_on_device(self):
+        """The fitted model on the inference device (kept on the CPU in between)."""
+        device = resolve_device(self.device)
+        try:
+            with torch_threads(self.n_threads):
+                yield self.model_.to(device).eval(), device
+        finally:
+            self.model_.to("cpu")
+
+    def _estimated_n_records(self) -> float:
+        return self.n_records_
+
+
+class TransformerSynthesizer(_TorchSynthesizer):
     """Base of the synthesizers that train a transformer on rows with DP-SGD.
 
     Fitting (see :mod:`sklearn_dpsynth.neural.calibration` for the privacy
@@ -121,45 +197,16 @@ class TransformerSynthesizer(BaseSynthesizer):
         return np.arange(d)
 
     # ------------------------------------------------------------------- fit
-    def _validate_params(self) -> None:
-        """Check the hyperparameters, torch and the device before any data is touched."""
-        super()._validate_params()
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads "
-                             f"({self.n_heads}).")
-        require_torch()
-        resolve_device(self.device)
-
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
-        from ..privacy import spend_dpsgd
         if public is not None and not self.pretrain_epochs > 0:
             raise ValueError(f"public_data: {type(self).__name__} uses a public table only for "
                              "non-private pre-training; set pretrain_epochs > 0 to use it.")
-        from .calibration import (
-            COUNT_BUDGET_SHARE,
-            noisy_row_count,
-            plan_dpsgd,
-            suggest_batch_size,
-        )
-
         device = resolve_device(self.device)
         self.layout_ = self._make_layout(self.domain_.sizes)
-        self.n_records_ = noisy_row_count(ledger, table.n_rows,
-                                          COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
-        batch = self.batch_size
-        if batch == "auto":
-            batch = suggest_batch_size(ledger, self.n_records_, self.epochs)
-        plan = plan_dpsgd(ledger, self.n_records_, self.epochs, batch)
+        plan = self._plan_private_run(table.n_rows, ledger, rng)
         progress = _EpochProgress.create(self, ledger, plan)
-        spend_dpsgd(ledger, sample_rate=plan.sample_rate,
-                    noise_multiplier=plan.noise_multiplier, steps=plan.steps,
-                    max_grad_norm=self.max_grad_norm, orders=plan.orders,
-                    target="transformer weights")
-        self.expected_batch_size_ = plan.expected_batch_size
-        self.sample_rate_ = plan.sample_rate
-        self.steps_ = plan.steps
-        self.noise_multiplier_ = plan.noise_multiplier
+        self._spend_private_run(ledger, plan, "transformer weights")
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
         if public is not None:
             self._pretrain(public.to_numpy(), rng, device)
@@ -170,7 +217,7 @@ class TransformerSynthesizer(BaseSynthesizer):
         from .pretraining import pretrain_transformer
 
         options = self._training_options()
-        batch = 256 if self.batch_size == "auto" else self.batch_size
+        batch = PUBLIC_AUTO_BATCH if self.batch_size == "auto" else self.batch_size
         try:
             with torch_threads(self.n_threads):
                 pretrain_transformer(self.model_, self.layout_, public,
@@ -196,16 +243,11 @@ class TransformerSynthesizer(BaseSynthesizer):
 
     def _train(self, codes: np.ndarray, plan, rng: np.random.Generator, device,
                progress=None) -> None:
-        from .training import DPSGDConfig, TrainingConfig, train_transformer
+        from .training import train_transformer
 
-        config = TrainingConfig(
-            steps=plan.steps, sample_rate=plan.sample_rate,
-            expected_batch_size=plan.expected_batch_size, lr=self.lr,
-            warmup_steps=min(self.warmup_steps, max(plan.steps // 10, 1)),
-            weight_decay=float(self.weight_decay), **self._training_options())
-        dp = DPSGDConfig(noise_multiplier=plan.noise_multiplier,
-                         max_grad_norm=self.max_grad_norm,
-                         grad_sample_mode=self._grad_sample_mode(config.augmult))
+        options = self._training_options()
+        config, dp = self._training_configs(
+            plan, self._grad_sample_mode(options["augmult"]), **options)
         try:
             with torch_threads(self.n_threads):
                 train_transformer(self.model_, self.layout_, codes, config, dp=dp, rng=rng,
@@ -226,16 +268,6 @@ class TransformerSynthesizer(BaseSynthesizer):
         return "ghost" if augmult == 1 else "hooks"
 
     # ------------------------------------------------------ sample and score
-    @contextlib.contextmanager
-    def _model_on_device(self):
-        """The fitted model on the inference device (kept on the CPU in between)."""
-        device = resolve_device(self.device)
-        try:
-            with torch_threads(self.n_threads):
-                yield self.model_.to(device).eval(), device
-        finally:
-            self.model_.to("cpu")
-
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,
                         conditions: dict[int, int] | None) -> np.ndarray:
         from .sampling import sample_codes
@@ -253,8 +285,6 @@ class TransformerSynthesizer(BaseSynthesizer):
         with self._model_on_device() as (model, device):
             return log_likelihood_codes(model, self.layout_, codes, order, device)
 
-    def _estimated_n_records(self) -> float:
-        return self.n_records_
 
 
 class _EpochProgress:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import math
 import sys
 from numbers import Integral, Real
 from typing import Any
@@ -17,17 +15,20 @@ from .._base import BaseSynthesizer
 from ..backends import EncodedTable
 from ..preprocessing import align_columns
 from ..privacy import PrivacyLedger
-from ._estimator import NEURAL_CONSTRAINTS, resolve_device, torch_threads
+from ._estimator import (
+    NEURAL_CONSTRAINTS,
+    PUBLIC_AUTO_BATCH,
+    _TorchSynthesizer,
+    resolve_device,
+    torch_threads,
+)
 from ._optional import require_torch
 from .text import RowText, WordVocabulary, public_table_text, value_strings
 
 __all__ = ["DP2StageSynthesizer"]
 
-#: Expected batch of the non-private stage 1 when ``batch_size="auto"``.
-_STAGE1_AUTO_BATCH = 256
 
-
-class DP2StageSynthesizer(BaseSynthesizer):
+class DP2StageSynthesizer(_TorchSynthesizer):
     """Two-stage language-model synthesizer (Afonja, Wang, Kerkouche & Fritz, DP-2Stage).
 
     Every row is written as text with the GReaT template, ``"income is >50K,
@@ -244,15 +245,6 @@ class DP2StageSynthesizer(BaseSynthesizer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------- fit
-    def _validate_params(self) -> None:
-        """Check the hyperparameters, torch and the device before any data is touched."""
-        super()._validate_params()
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads "
-                             f"({self.n_heads}).")
-        require_torch()
-        resolve_device(self.device)
-
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
         # public tables (any columns) come in through pseudo_data; the private
@@ -333,8 +325,8 @@ class DP2StageSynthesizer(BaseSynthesizer):
     def _stage1(self, pseudo_text: RowText | None, pseudo_codes: np.ndarray | None,
                 rng: np.random.Generator, device) -> None:
         """Template learning on public pseudo rows: non-private, no ledger entry."""
+        from .pretraining import public_training_config
         from .text_training import token_weights, train_text_model
-        from .training import TrainingConfig
 
         self.stage1_steps_ = 0
         if pseudo_text is None or self.stage1_epochs == 0:
@@ -342,56 +334,26 @@ class DP2StageSynthesizer(BaseSynthesizer):
         if pseudo_codes is None:
             pseudo_codes = self._uniform_rows(rng)
         tokens, types, lengths = pseudo_text.encode(pseudo_codes)
-        n_rows = len(tokens)
-        batch = _STAGE1_AUTO_BATCH if self.batch_size == "auto" else self.batch_size
-        batch = min(batch, n_rows)
-        steps = max(math.ceil(self.stage1_epochs * n_rows / batch), 1)
-        config = TrainingConfig(steps=steps, sample_rate=batch / n_rows,
-                                expected_batch_size=batch, lr=self.stage1_lr,
-                                warmup_steps=min(self.warmup_steps, max(steps // 10, 1)),
-                                weight_decay=float(self.weight_decay))
+        config = public_training_config(
+            len(tokens), epochs=self.stage1_epochs,
+            batch_size=PUBLIC_AUTO_BATCH if self.batch_size == "auto" else self.batch_size,
+            lr=self.stage1_lr, warmup_steps=self.warmup_steps,
+            weight_decay=float(self.weight_decay))
         train_text_model(self.model_, tokens, lengths, token_weights(types, lengths, None),
                          config, dp=None, rng=rng, device=device,
                          progress=self._progress("stage 1 (template, non-private)"))
-        self.stage1_steps_ = steps
+        self.stage1_steps_ = config.steps
 
     def _stage2(self, table: EncodedTable, ledger: PrivacyLedger, rng: np.random.Generator,
                 device) -> None:
         """DP fine-tuning on the private rows: noisy count, then DP-SGD (in the ledger)."""
-        from ..privacy import spend_dpsgd
-        from .calibration import (
-            COUNT_BUDGET_SHARE,
-            noisy_row_count,
-            plan_dpsgd,
-            suggest_batch_size,
-        )
         from .text_training import token_weights, train_text_model
-        from .training import DPSGDConfig, TrainingConfig
 
-        codes = table.to_numpy()
-        self.n_records_ = noisy_row_count(ledger, table.n_rows,
-                                          COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
-        batch = self.batch_size
-        if batch == "auto":
-            batch = suggest_batch_size(ledger, self.n_records_, self.epochs)
-        plan = plan_dpsgd(ledger, self.n_records_, self.epochs, batch)
-        spend_dpsgd(ledger, sample_rate=plan.sample_rate,
-                    noise_multiplier=plan.noise_multiplier, steps=plan.steps,
-                    max_grad_norm=self.max_grad_norm, orders=plan.orders,
-                    target="language-model weights (DP-2Stage stage 2)")
-        self.expected_batch_size_ = plan.expected_batch_size
-        self.sample_rate_ = plan.sample_rate
-        self.steps_ = plan.steps
-        self.noise_multiplier_ = plan.noise_multiplier
-        tokens, types, lengths = self.text_.encode(codes)
-        config = TrainingConfig(
-            steps=plan.steps, sample_rate=plan.sample_rate,
-            expected_batch_size=plan.expected_batch_size, lr=self.lr,
-            warmup_steps=min(self.warmup_steps, max(plan.steps // 10, 1)),
-            weight_decay=float(self.weight_decay))
+        plan = self._plan_private_run(table.n_rows, ledger, rng)
+        self._spend_private_run(ledger, plan, "language-model weights (DP-2Stage stage 2)")
+        tokens, types, lengths = self.text_.encode(table.to_numpy())
         mode = "ghost" if self.grad_sample_mode == "auto" else self.grad_sample_mode
-        dp = DPSGDConfig(noise_multiplier=plan.noise_multiplier,
-                         max_grad_norm=self.max_grad_norm, grad_sample_mode=mode)
+        config, dp = self._training_configs(plan, mode)
         train_text_model(self.model_, tokens, lengths,
                          token_weights(types, lengths, self.value_weight), config, dp=dp,
                          rng=rng, device=device,
@@ -409,16 +371,6 @@ class DP2StageSynthesizer(BaseSynthesizer):
         return report
 
     # ------------------------------------------------------ sample and score
-    @contextlib.contextmanager
-    def _model_on_device(self):
-        """The fitted model on the inference device (kept on the CPU in between)."""
-        device = resolve_device(self.device)
-        try:
-            with torch_threads(self.n_threads):
-                yield self.model_.to(device).eval(), device
-        finally:
-            self.model_.to("cpu")
-
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,
                         conditions: dict[int, int] | None) -> np.ndarray:
         from .constrained import sample_token_rows
@@ -447,9 +399,6 @@ class DP2StageSynthesizer(BaseSynthesizer):
 
     def _log_likelihood_encoded(self, codes: np.ndarray) -> np.ndarray:
         return self._token_log_probs(codes, constrained=True)[0].sum(axis=1)
-
-    def _estimated_n_records(self) -> float:
-        return self.n_records_
 
     def perplexity(self, X: Any) -> dict[str, float]:
         """The paper's diagnostic: perplexity of the unconstrained LM by token type.

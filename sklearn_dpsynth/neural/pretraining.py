@@ -20,7 +20,23 @@ import torch
 from .layout import RowLayout
 from .training import TrainingConfig, TrainingReport, train_transformer
 
-__all__ = ["pretrain_transformer"]
+__all__ = ["pretrain_transformer", "public_training_config"]
+
+
+def public_training_config(n_rows: int, *, epochs: float, batch_size: int, lr: float,
+                           warmup_steps: int, weight_decay: float = 0.0,
+                           **options) -> TrainingConfig:
+    """The non-private run of ``epochs`` expected passes over ``n_rows`` public rows.
+
+    The expected (Poisson) batch is capped at ``n_rows`` and the warm-up at
+    a tenth of the run; ``options`` (``augmult``, ``random_order``) go to
+    :class:`~sklearn_dpsynth.neural.training.TrainingConfig`.
+    """
+    batch = min(int(batch_size), n_rows)
+    steps = max(math.ceil(epochs * n_rows / batch), 1)
+    return TrainingConfig(steps=steps, sample_rate=batch / n_rows, expected_batch_size=batch,
+                          lr=lr, warmup_steps=min(warmup_steps, max(steps // 10, 1)),
+                          weight_decay=weight_decay, **options)
 
 
 def pretrain_transformer(model: torch.nn.Module, layout: RowLayout, public_codes: np.ndarray,
@@ -66,12 +82,9 @@ def pretrain_transformer(model: torch.nn.Module, layout: RowLayout, public_codes
         raise ValueError(f"public_codes must be a non-empty (n, {layout.n_columns}) table "
                          "encoded with the private table's domain.")
     layout.vocabulary.encode(public_codes)  # codes in range, or a ValueError
-    n_rows = len(public_codes)
-    batch = min(int(batch_size), n_rows)
-    steps = max(math.ceil(epochs * n_rows / batch), 1)
-    config = TrainingConfig(steps=steps, sample_rate=batch / n_rows, expected_batch_size=batch,
-                            lr=lr, warmup_steps=min(warmup_steps, max(steps // 10, 1)),
-                            weight_decay=weight_decay, augmult=augmult,
-                            random_order=random_order)
+    config = public_training_config(len(public_codes), epochs=epochs, batch_size=batch_size,
+                                    lr=lr, warmup_steps=warmup_steps,
+                                    weight_decay=weight_decay, augmult=augmult,
+                                    random_order=random_order)
     return train_transformer(model, layout, public_codes, config, dp=None, rng=rng,
                              device=device)

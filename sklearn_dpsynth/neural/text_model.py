@@ -12,13 +12,11 @@ Importing this module imports torch and opacus.
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
 from .grad_rules import SequenceEmbedding
-from .transformer import TransformerBlock
+from .transformer import TransformerBlock, init_weights
 
 __all__ = ["TextTransformer"]
 
@@ -62,19 +60,7 @@ class TextTransformer(nn.Module):
             [TransformerBlock(d_model, n_heads, d_ff, dropout) for _ in range(n_layers)])
         self.final_norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, n_tokens)
-        self._init_weights(n_layers)
-
-    def _init_weights(self, n_layers: int) -> None:
-        """GPT-2 style: N(0, 0.02), residual projections scaled by depth, zero head."""
-        for module in self.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, std=0.02)
-                if getattr(module, "bias", None) is not None:
-                    nn.init.zeros_(module.bias)
-        for block in self.blocks:
-            for proj in (block.attention.out, block.fc2):
-                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * n_layers))
-        nn.init.zeros_(self.head.weight)
+        init_weights(self, n_layers)
 
     def hidden(self, tokens: torch.Tensor, start: int = 0,
                caches: list | None = None) -> torch.Tensor:

@@ -20,8 +20,6 @@ Importing this module imports torch and opacus.
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -35,9 +33,9 @@ from .training import (
     TrainingReport,
     _adamw,
     _clipped_backward,
-    _cuda_indices,
     _empty_batch,
     _EmbeddingOutputs,
+    _run_training,
     _scheduler,
     _strip_opacus_state,
     _wrap,
@@ -130,22 +128,11 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
     """
     data = (np.asarray(tokens, np.int64), np.asarray(lengths, np.int64),
             np.asarray(weights, np.float32))
-    seed_torch, seed_noise = (int(s) for s in rng.integers(0, 2**62, size=2))
-    with torch.random.fork_rng(devices=_cuda_indices(device)), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        torch.manual_seed(seed_torch)
-        model.to(device).train()
-        start, cpu_start = time.perf_counter(), time.process_time()
-        if dp is None:
-            report = _train_plain(model, data, config, rng, device, progress)
-        else:
-            generator = torch.Generator(device=device).manual_seed(seed_noise)
-            report = _train_private(model, data, config, dp, rng, device, generator, progress)
-        model.eval()
-    report.steps = config.steps
-    report.seconds = time.perf_counter() - start
-    report.cpu_seconds = time.process_time() - cpu_start
-    return report
+    return _run_training(
+        model, config, dp, rng, device,
+        plain=lambda: _train_plain(model, data, config, rng, device, progress),
+        private=lambda generator: _train_private(model, data, config, dp, rng, device,
+                                                 generator, progress))
 
 
 def _batch(data, index, device) -> tuple[torch.Tensor, torch.Tensor]:

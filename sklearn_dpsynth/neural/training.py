@@ -312,6 +312,25 @@ def train_transformer(model: torch.nn.Module, layout: RowLayout, codes: np.ndarr
     TrainingReport
     """
     codes = np.asarray(codes, dtype=np.int64)
+    return _run_training(
+        model, config, dp, rng, device,
+        plain=lambda: _train_plain(model, layout, codes, config, rng, device, record_loss,
+                                   progress),
+        private=lambda generator: _train_private(model, layout, codes, config, dp, rng,
+                                                 device, generator, record_loss, progress))
+
+
+def _run_training(model: torch.nn.Module, config: TrainingConfig, dp: DPSGDConfig | None,
+                 rng: np.random.Generator, device: torch.device, *,
+                 plain: Callable[[], TrainingReport],
+                 private: Callable[[torch.Generator], TrainingReport]) -> TrainingReport:
+    """The frame of a training run around its loop: seeds, device, warnings, timing.
+
+    Draws the torch seed and the DP noise seed from ``rng``, forks torch's
+    RNG state, moves ``model`` to ``device`` in training mode, then runs
+    ``plain()`` (``dp`` is None) or ``private(noise_generator)``, and leaves
+    the model in evaluation mode with the steps and times in the report.
+    """
     seed_torch, seed_noise = (int(s) for s in rng.integers(0, 2**62, size=2))
     with torch.random.fork_rng(devices=_cuda_indices(device)), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
@@ -319,12 +338,9 @@ def train_transformer(model: torch.nn.Module, layout: RowLayout, codes: np.ndarr
         model.to(device).train()
         start, cpu_start = time.perf_counter(), time.process_time()
         if dp is None:
-            report = _train_plain(model, layout, codes, config, rng, device, record_loss,
-                                  progress)
+            report = plain()
         else:
-            generator = torch.Generator(device=device).manual_seed(seed_noise)
-            report = _train_private(model, layout, codes, config, dp, rng, device,
-                                    generator, record_loss, progress)
+            report = private(torch.Generator(device=device).manual_seed(seed_noise))
         model.eval()
     report.steps = config.steps
     report.seconds = time.perf_counter() - start

@@ -134,6 +134,24 @@ class TransformerBlock(nn.Module):
         return x + self.dropout(self.fc2(F.gelu(self.fc1(self.norm2(x)))))
 
 
+def init_weights(model: nn.Module, n_layers: int) -> None:
+    """GPT-2 style: N(0, 0.02), residual projections scaled by depth, zero head.
+
+    ``model`` has ``blocks`` (:class:`TransformerBlock`) and a ``head``
+    module, whose parameters start at zero.
+    """
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
+    for block in model.blocks:
+        for proj in (block.attention.out, block.fc2):
+            nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * n_layers))
+    for parameter in model.head.parameters():
+        nn.init.zeros_(parameter)
+
+
 class TabularTransformer(nn.Module):
     """Decoder-only transformer over level tokens with a column-masked head.
 
@@ -186,20 +204,7 @@ class TabularTransformer(nn.Module):
             [TransformerBlock(d_model, n_heads, d_ff, dropout) for _ in range(n_layers)])
         self.final_norm = nn.LayerNorm(d_model)
         self.head = (ColumnHead if head == "column" else MaskedFullHead)(sizes, d_model)
-        self._init_weights(n_layers)
-
-    def _init_weights(self, n_layers: int) -> None:
-        """GPT-2 style: N(0, 0.02), residual projections scaled by depth, zero head."""
-        for module in self.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, std=0.02)
-                if getattr(module, "bias", None) is not None:
-                    nn.init.zeros_(module.bias)
-        for block in self.blocks:
-            for proj in (block.attention.out, block.fc2):
-                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * n_layers))
-        for parameter in self.head.parameters():
-            nn.init.zeros_(parameter)
+        init_weights(self, n_layers)
 
     def hidden(self, tokens: torch.Tensor, start: int = 0,
                caches: list | None = None) -> torch.Tensor:
