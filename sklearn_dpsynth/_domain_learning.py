@@ -67,7 +67,7 @@ from scipy.stats import norm
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 from .exceptions import DomainInferenceWarning, PrivacyWarning
-from .privacy import LedgerShare, gaussian_rho
+from .privacy import LedgerShare, gaussian_mechanism, gaussian_rho
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 
@@ -174,7 +174,7 @@ class _Budget:
         self.share.spend(target=target, mechanism="thresholded gaussian histogram",
                          rho=gaussian_rho(sigma), delta=delta, noise_scale=sigma,
                          sensitivity=1.0, threshold=threshold)
-        noisy = counts + self.rng.normal(0.0, sigma, size=counts.size)
+        noisy = gaussian_mechanism(counts, sigma, self.rng)
         keep = np.flatnonzero(noisy > threshold)
         return keep[np.argsort(-noisy[keep], kind="stable")]
 
