@@ -297,8 +297,9 @@ def _private_categories(name, series, budget: _Budget, max_categories: int,
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
                      n_bins: int, max_categories: int,
                      table: Any) -> tuple[dict, list, list]:
-    """Specs of ``todo``, the columns with no signal and those learned as one cell."""
-    specs, no_signal, one_cell = {}, [], []
+    """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
+    learned as one grid cell (the cell as text, dates for a datetime column)."""
+    specs, no_signal, one_cell = {}, [], {}
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
@@ -309,12 +310,15 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         if found == "none":
             no_signal.append(name)
         elif found == "one cell":
-            one_cell.append(name)
+            low, high = specs[name].edges[[0, -1]]
+            if column_kind(series) == "datetime":
+                low, high = (pd.Timestamp(v, unit="s").date() for v in (low, high))
+            one_cell[name] = f"[{low:g}, {high:g}]" if isinstance(low, float) else \
+                f"[{low}, {high}]"
     return specs, no_signal, one_cell
 
 
-def _warn_weak_signal(no_signal: list, one_cell: list, specs: dict,
-                      budget: _Budget) -> None:
+def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
     """One warning per fit for the columns whose learned domain the noise swamped."""
     parts = []
     if no_signal:
@@ -325,13 +329,12 @@ def _warn_weak_signal(no_signal: list, one_cell: list, specs: dict,
             f"[{grid.left[0]:g}, {grid.right[-1]:g}]) and no category was kept (all map to "
             "'<other>'), so their synthetic values carry no information.")
     if one_cell:
-        bounds = ", ".join(f"{name!r}: [{specs[name].edges[0]:g}, {specs[name].edges[-1]:g}]"
-                           for name in one_cell)
+        bounds = ", ".join(f"{name!r}: {cell}" for name, cell in one_cell.items())
         parts.append(
             f"private domain inference found signal in a single grid cell only for "
-            f"column(s) {one_cell} ({bounds}): any values outside it (e.g. the non-zero "
-            "amounts of a zero-inflated column) were below the noise and are clipped into "
-            "it, so the synthetic column is nearly constant.")
+            f"column(s) {list(one_cell)} ({bounds}): any values outside it (e.g. the "
+            "non-zero amounts of a zero-inflated column) were below the noise and are "
+            "clipped into it, so every synthetic value lies in that cell.")
     if parts:
         warnings.warn(
             " ".join(parts) + f" Each column spent rho={budget.rho_per_column:.3g} of zCDP "
@@ -456,5 +459,5 @@ def learn_domain(
         learned, no_signal, one_cell = _learn_privately(frame, todo, spender, n_bins,
                                                         max_categories, table)
         specs.update(learned)
-        _warn_weak_signal(no_signal, one_cell, learned, spender)
+        _warn_weak_signal(no_signal, one_cell, spender)
     return Domain([specs[name] for name in frame.columns])
