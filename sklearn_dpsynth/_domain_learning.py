@@ -25,7 +25,10 @@ Three ways to get a column's domain, in order of preference:
      signal the bounds are **not** chosen from noise: they fall back to the
      whole grid (nothing can be ruled out) and a
      :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
-     column;
+     column.  The same warning names a column whose signal lies in a single
+     cell (e.g. ``[0, 0.001]`` for a zero-inflated amount whose non-zero
+     values are all below the noise): everything outside that cell is
+     clipped into it;
    * categorical supports: a thresholded Gaussian histogram over the
      observed values (Gaussian partition selection): a value is kept when
      its noisy count exceeds ``1 + sigma * z`` where ``z`` is the
@@ -64,7 +67,7 @@ from scipy.stats import norm
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 from .exceptions import DomainInferenceWarning, PrivacyWarning
-from .privacy import LedgerShare, gaussian_rho
+from .privacy import LedgerShare, gaussian_mechanism, gaussian_rho
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 
@@ -171,7 +174,7 @@ class _Budget:
         self.share.spend(target=target, mechanism="thresholded gaussian histogram",
                          rho=gaussian_rho(sigma), delta=delta, noise_scale=sigma,
                          sensitivity=1.0, threshold=threshold)
-        noisy = counts + self.rng.normal(0.0, sigma, size=counts.size)
+        noisy = gaussian_mechanism(counts, sigma, self.rng)
         keep = np.flatnonzero(noisy > threshold)
         return keep[np.argsort(-noisy[keep], kind="stable")]
 
@@ -243,18 +246,23 @@ def _category_counts(table: Any, name: Hashable) -> tuple[list, np.ndarray]:
 
 
 def _private_range(name, series, budget: _Budget, n_bins: int,
-                   table: Any) -> tuple[ColumnSpec, bool]:
-    """Bounds from one noisy histogram on a public grid; ``(spec, has_signal)``."""
+                   table: Any) -> tuple[ColumnSpec, str]:
+    """Bounds from one noisy histogram on a public grid; ``(spec, signal)``.
+
+    ``signal`` is ``"none"`` (the whole-grid fallback), ``"one cell"`` (the
+    bounds are a single grid cell) or ``"found"``.
+    """
     grid = _datetime_grid() if column_kind(series) == "datetime" else _numeric_grid()
     counts = _range_counts(table, name, grid)
     noisy = budget.noisy_histogram(counts, target=f"range of {name!r}")
-    signal = _cells_with_signal(noisy, budget.sigma, grid.block)
-    if not signal.any():
-        low, high = grid.left[0], grid.right[-1]
+    cells_with_signal = np.flatnonzero(_cells_with_signal(noisy, budget.sigma, grid.block))
+    if not cells_with_signal.size:
+        low, high, found = grid.left[0], grid.right[-1], "none"
     else:
-        cells_with_signal = np.flatnonzero(signal)
-        low, high = grid.left[cells_with_signal[0]], grid.right[cells_with_signal[-1]]
-    return _numeric_spec(name, series, float(low), float(high), n_bins), bool(signal.any())
+        first, last = cells_with_signal[0], cells_with_signal[-1]
+        low, high = grid.left[first], grid.right[last]
+        found = "one cell" if first == last else "found"
+    return _numeric_spec(name, series, float(low), float(high), n_bins), found
 
 
 def _cells_with_signal(noisy: np.ndarray, sigma: float, block: np.ndarray) -> np.ndarray:
@@ -275,20 +283,23 @@ def _cells_with_signal(noisy: np.ndarray, sigma: float, block: np.ndarray) -> np
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
-                        table: Any) -> tuple[ColumnSpec, bool]:
-    """Categories kept by a thresholded histogram; ``(spec, any_kept)``."""
+                        table: Any) -> tuple[ColumnSpec, str]:
+    """Categories kept by a thresholded histogram; ``(spec, "found" or "none")``."""
     # observed values only: a Categorical's unused categories are not candidates
     values, counts = _category_counts(table, name)
     keep = budget.thresholded_histogram(counts, target=f"categories of {name!r}")
     categories = sorted((values[i] for i in keep[:max_categories]), key=str)
     spec = ColumnSpec(name, "categorical", categories=categories, other=True,
                       missing=can_hold_missing(series))
-    return spec, bool(categories)
+    return spec, "found" if categories else "none"
 
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
-                     n_bins: int, max_categories: int, table: Any) -> tuple[dict, list]:
-    specs, no_signal = {}, []
+                     n_bins: int, max_categories: int,
+                     table: Any) -> tuple[dict, list, list]:
+    """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
+    learned as one grid cell (the cell as text, dates for a datetime column)."""
+    specs, no_signal, one_cell = {}, [], {}
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
@@ -296,22 +307,42 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
                                                      table)
         else:
             specs[name], found = _private_range(name, series, budget, n_bins, table)
-        if not found:
+        if found == "none":
             no_signal.append(name)
-    return specs, no_signal
+        elif found == "one cell":
+            low, high = specs[name].edges[[0, -1]]
+            if column_kind(series) == "datetime":
+                low, high = (pd.Timestamp(v, unit="s").date() for v in (low, high))
+            one_cell[name] = f"[{low:g}, {high:g}]" if isinstance(low, float) else \
+                f"[{low}, {high}]"
+    return specs, no_signal, one_cell
 
 
-def _warn_no_signal(columns: list, budget: _Budget) -> None:
-    grid = _numeric_grid()
-    warnings.warn(
-        f"private domain inference found no signal above the noise for column(s) {columns} "
-        f"(each spent rho={budget.rho_per_column:.3g} of zCDP budget, noise standard "
-        f"deviation {budget.sigma:.3g} per count): their numeric bounds fell back to the "
-        f"whole public grid (e.g. [{grid.left[0]:g}, {grid.right[-1]:g}]) and no category "
-        "was kept (all map to '<other>'), so their synthetic values carry no information. "
-        "Declare these columns with domain= (describe_domain gives an editable starting "
-        "point from public knowledge), or give more budget or rows.",
-        DomainInferenceWarning, stacklevel=4)
+def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
+    """One warning per fit for the columns whose learned domain the noise swamped."""
+    parts = []
+    if no_signal:
+        grid = _numeric_grid()
+        parts.append(
+            f"private domain inference found no signal above the noise for column(s) "
+            f"{no_signal}: their numeric bounds fell back to the whole public grid (e.g. "
+            f"[{grid.left[0]:g}, {grid.right[-1]:g}]) and no category was kept (all map to "
+            "'<other>'), so their synthetic values carry no information.")
+    if one_cell:
+        bounds = ", ".join(f"{name!r}: {cell}" for name, cell in one_cell.items())
+        parts.append(
+            f"private domain inference found signal in a single grid cell only for "
+            f"column(s) {list(one_cell)} ({bounds}): any values outside it (e.g. the "
+            "non-zero amounts of a zero-inflated column) were below the noise and are "
+            "clipped into it, so every synthetic value lies in that cell.")
+    if parts:
+        warnings.warn(
+            " ".join(parts) + f" Each column spent rho={budget.rho_per_column:.3g} of zCDP "
+            f"budget (noise standard deviation {budget.sigma:.3g} per count). Declare these "
+            "columns with domain= (describe_domain gives an editable starting point from "
+            "public knowledge; 'points' gives a point mass such as 0 its own code), or "
+            "give more budget or rows.",
+            DomainInferenceWarning, stacklevel=4)
 
 
 # ------------------------------------------------------- non-private reads
@@ -393,7 +424,8 @@ def learn_domain(
     -----
     DomainInferenceWarning
         Once, naming the privately learned columns whose noisy histogram
-        carried no signal (see the module docstring for their fallback).
+        carried no signal (see the module docstring for their fallback) or
+        signal in a single grid cell only.
     """
     table, frame = frame, _schema(frame)
     declared = dict(declared or {})
@@ -424,9 +456,8 @@ def learn_domain(
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
         spender = _Budget(budget, rng, budget.rho / len(todo),
                           budget.delta / max(n_categorical, 1))
-        learned, no_signal = _learn_privately(frame, todo, spender, n_bins, max_categories,
-                                              table)
+        learned, no_signal, one_cell = _learn_privately(frame, todo, spender, n_bins,
+                                                        max_categories, table)
         specs.update(learned)
-        if no_signal:
-            _warn_no_signal(no_signal, spender)
+        _warn_weak_signal(no_signal, one_cell, spender)
     return Domain([specs[name] for name in frame.columns])

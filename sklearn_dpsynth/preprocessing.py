@@ -138,7 +138,6 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
         ledger = None
         if epsilon is not None or delta is not None:
             epsilon, delta = check_budget(epsilon, _DEFAULT_DELTA if delta is None else delta)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ._domain_learning import as_numbers, can_hold_missing, column_kind, is_integer
 from ._input import check_table
-from .domain import INTEGER_RESOLUTION_MAX
+from .domain import _per_integer
 from .exceptions import PrivacyWarning
 
 __all__ = ["domain_from_public_data", "describe_domain"]
@@ -194,8 +194,10 @@ def _describe_column(series: pd.Series, n_bins: int | None, max_categories: int)
         cast = int if integer else float
         entry["bounds"] = [cast(values.min()), cast(values.max())]
         entry["integer"] = integer
-        per_integer = integer and values.max() - values.min() < INTEGER_RESOLUTION_MAX
-        points = [] if per_integer else _point_masses(values)  # exact codes already
+        # a per-integer column gives every integer an exact code already; an
+        # entry with its own n_bins is binned (resolution "bins")
+        per_integer = n_bins is None and _per_integer(*entry["bounds"], integer, "auto")
+        points = [] if per_integer else _point_masses(values)
         if points:
             entry["points"] = [cast(v) for v in points]
     if entry["bounds"][0] == entry["bounds"][1]:

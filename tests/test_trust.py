@@ -321,3 +321,30 @@ def test_describe_domain_proposes_point_masses_for_zero_inflated_columns():
     assert "points" not in declaration["x"]  # no value holds 10% of the rows
     spec = Domain.from_declaration(declaration)["gain"]
     np.testing.assert_array_equal(spec.decode(spec.encode(np.array([0, 0]))), [0, 0])
+
+
+def test_zero_inflated_column_learned_as_one_cell_is_named_in_the_warning():
+    # 90% zeros, the rest spread over decades: at this budget only the cell
+    # [0, 0.001) clears the noise, so every non-zero amount is clipped into it.
+    rng = np.random.default_rng(0)
+    amount = np.where(rng.random(1000) < 0.9, 0.0, rng.lognormal(7, 1.5, 1000))
+    frame = pd.DataFrame({"amount": amount, "age": np.linspace(10, 99, 1000)})
+    ledger = PrivacyLedger(1.0, 1e-9)
+    with pytest.warns(DomainInferenceWarning, match=r"single grid cell.*\['amount'\]"):
+        domain = learn_domain(frame, None, rng=np.random.default_rng(1),
+                              budget=ledger.share(0.1 * ledger.rho_budget, 1e-10))
+    np.testing.assert_allclose(domain["amount"].edges[[0, -1]], [0, 0.001])
+    assert domain["age"].edges[-1] - domain["age"].edges[0] >= 90
+
+
+def test_describe_domain_keeps_point_masses_of_a_binned_integer_column():
+    # 0..59 would get one code per integer, but n_bins=8 bins it: the zeros
+    # need their point to decode exactly
+    frame = pd.DataFrame({"a": np.r_[np.zeros(50), np.arange(1, 60)].astype(int)})
+    with pytest.warns(PrivacyWarning):
+        assert "points" not in describe_domain(frame)["a"]
+    with pytest.warns(PrivacyWarning):
+        entry = describe_domain(frame, n_bins=8)["a"]
+    assert entry["points"] == [0]
+    disc = TableDiscretizer(domain={"a": entry}, bin_value="midpoint").fit(frame)
+    assert (disc.inverse_transform(disc.transform(frame))["a"] == 0).sum() == 50
