@@ -35,7 +35,8 @@ numpydoc_attributes_as_param_list = True
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "gallery", "auto_examples/*.ipynb", "auto_examples/**/*.ipynb"]
 html_theme = "pydata_sphinx_theme"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_title = f"sklearn-dpsynth {release}"
 html_theme_options = {
     "navbar_align": "left",

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -22,12 +23,13 @@ def test_sphinx_build_runs_the_gallery_and_has_no_warnings(tmp_path):
     sphinx-gallery executes each ``docs/gallery/*/plot_*.py`` (an error aborts
     the build) and writes its page into ``docs/auto_examples`` (git-ignored),
     which is removed first so that every example runs afresh rather than
-    being skipped as unchanged.
+    being skipped as unchanged; so are autosummary's stale pages.
     """
     for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme",
                    "matplotlib", "torch", "opacus"):
         pytest.importorskip(module)
-    shutil.rmtree(DOCS / "auto_examples", ignore_errors=True)
+    for generated in ("auto_examples", "generated"):
+        shutil.rmtree(DOCS / generated, ignore_errors=True)
     html = tmp_path / "html"
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "-n", "--keep-going", "-q", "-b", "html",
@@ -39,8 +41,9 @@ def test_sphinx_build_runs_the_gallery_and_has_no_warnings(tmp_path):
     for script in GALLERY:
         page = html / "auto_examples" / script.parent.name / (script.stem + ".html")
         text = page.read_text(encoding="utf-8")
-        # the page shows what the script printed, not only its code
-        assert 'class="sphx-glr-script-out"' in text, f"{script.name}: no printed output"
+        # the page shows what the script printed or displayed, not only its code
+        assert re.search(r'class="(sphx-glr-script-out|output_subarea output_html)[ "]', text), (
+            f"{script.name}: no output on its page")
         if "plt." in script.read_text() or "plot_marginals(" in script.read_text():
             assert re.search(r'<img [^>]*src="[^"]*sphx_glr_' + re.escape(script.stem), text), (
                 f"{script.name}: its figure is not on the page")
@@ -68,6 +71,10 @@ def test_readme_quickstart_is_what_the_gallery_quickstart_runs():
     gallery_statements = set(_statements(script))
     missing = [s for s in _statements(readme_code) if s not in gallery_statements]
     assert not missing, missing
+    # and the docs' quickstart page shows the README's code
+    page = (DOCS / "quickstart.rst").read_text(encoding="utf-8")
+    shown = re.search(r".. code-block:: python\n\n(.*?)\n\n\S", page, flags=re.DOTALL)
+    assert shown and textwrap.dedent(shown.group(1)) + "\n" == block.group(1)
 
 
 def test_demo_job_writes_rows_and_prints_the_ledger(tmp_path, capsys):

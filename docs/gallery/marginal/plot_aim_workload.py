@@ -6,8 +6,10 @@ Fit :class:`~sklearn_dpsynth.AIMSynthesizer` with your own workload (which margi
 matter, with weights, any order) and watch its rounds; then, on Adult, declare
 *structural zeros* -- cells that are impossible by definition -- so that the model gives
 them exactly zero probability and never samples them.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 # A 3-way workload on data with a known ground truth

@@ -4,8 +4,10 @@ SynLM with random field order
 
 Train :class:`~sklearn_dpsynth.SynLMSynthesizer` with random field order and condition
 on any column (needs the ``[neural]`` extra).
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 import numpy as np
 

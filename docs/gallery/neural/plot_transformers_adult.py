@@ -8,8 +8,10 @@ settings: one small layer, two epochs), then sample rows under conditions. DP-TB
 generates the columns in a fixed order and conditions on a prefix of it; SynLM trained
 with random field order conditions on any subset. MST's exact conditional distribution is
 the reference. Needs the ``[neural]`` extra.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 import matplotlib.pyplot as plt

@@ -6,8 +6,10 @@ When a public table of a similar population exists, methods that use it spend th
 private budget more efficiently. Here the bundled Adult table is split into a public
 half and a private half (no download needed), and three public-data methods are compared
 with MST, which uses only the private half, at a small budget.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 import matplotlib.pyplot as plt
@@ -49,6 +51,11 @@ errors = pd.Series(errors, name="mean 2-way TVD")
 errors.round(4).to_frame()
 
 # %%
+# Here the public half is a sample of the very population of the private half, so the
+# public table alone is already close to it; the methods spend the private budget to
+# correct what a public table gets wrong, which matters when the public data differ
+# (another year, another region). MST, with no public data, shows what epsilon=0.3 buys
+# alone on this table.
 ax = errors.plot.barh(figsize=(6, 3), color=["grey"] + ["tab:blue"] * len(models))
 ax.set_xlabel("mean 2-way TVD to the private half (lower is better)")
 ax.set_title("Adult halves, epsilon=0.3")

@@ -5,8 +5,10 @@ Quickstart: MST on the Adult table
 Fit :class:`~sklearn_dpsynth.MSTSynthesizer` on the UCI Adult table shipped with the
 package, sample synthetic rows, read the privacy ledger, and write the HTML quality
 report. This is the README's quickstart, run.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 # Load the data and its public domain

@@ -6,8 +6,10 @@ Synthesizers are scikit-learn estimators, so ``GridSearchCV`` can rank their *pu
 hyperparameters (here MST's number of bins of the numeric columns) by the held-out
 log-likelihood ``score``. The caveat is the budget: **every fit in a search spends its own epsilon**,
 and the held-out scores read the rows without noise.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 # Public and private halves

@@ -6,14 +6,16 @@ Every synthesizer records each access to the private table in ``privacy_ledger_`
 :class:`~sklearn_dpsynth.PrivacyLedger`. This example reads one entry by entry,
 recomputes its total independently, shows what an undeclared column costs, and shows
 that the ledger refuses to overspend.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
 """
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
 
 # %%
 # One fit, one ledger
 # -------------------
 # Four columns of Adult; ``hr_per_week`` is left undeclared, so its bounds are learned
-# privately with a small share of the budget (the ``domain`` share below).
+# privately with a small share of the budget (the ``domain learning`` share below).
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -81,4 +83,5 @@ try:
     ledger.spend(target="another count", mechanism="gaussian", rho=0.5 * ledger.rho_budget)
 except BudgetExceededError as error:
     print("refused:", error)
-print(len(ledger), "entry recorded; spent", ledger.spent())
+epsilon, delta = ledger.spent()
+print(f"{len(ledger)} entry recorded; spent epsilon={epsilon:.4f}, delta={delta:g}")
