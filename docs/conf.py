@@ -19,6 +19,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
 autosummary_generate = True
 autodoc_default_options = {
@@ -32,9 +33,49 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "examples/*.py"]
-html_theme = "alabaster"
-html_static_path = []
+exclude_patterns = ["_build", "gallery", "auto_examples/*.ipynb", "auto_examples/**/*.ipynb"]
+html_theme = "pydata_sphinx_theme"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_title = f"sklearn-dpsynth {release}"
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+}
+html_sidebars = {"index": [], "install": [], "quickstart": []}
+
+# The gallery: every ``docs/gallery/**/plot_*.py`` is executed at build time
+# (small settings, the bundled Adult table: no network) and rendered with its
+# printed output and figures into ``docs/auto_examples/`` (generated, ignored
+# by git).  A failing example fails the build.
+os.environ.setdefault("MPLBACKEND", "Agg")
+sphinx_gallery_conf = {
+    "examples_dirs": "gallery",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "subsection_order": [
+        "gallery/start",
+        "gallery/marginal",
+        "gallery/neural",
+        "gallery/public",
+    ],
+    "within_subsection_order": "FileNameSortKey",
+    "plot_gallery": "True",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "remove_config_comments": True,
+    "download_all_examples": False,
+    "capture_repr": ("_repr_html_", "__repr__"),
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "reset_modules": ("matplotlib",),
+    "show_memory": False,
+    "min_reported_time": 1,
+    "write_computation_times": True,
+}
 # Broken cross-references fail the ``-W`` build.  The build runs offline (no
 # intersphinx inventories), so the types of the libraries below have no target;
 # they are ignored by name.  Everything of sklearn_dpsynth must resolve.

@@ -1,4 +1,10 @@
-"""DP-2Stage: rows as text, template learning on uniform pseudo rows, DP fine-tuning (needs [neural])."""
+"""
+DP-2Stage: rows as text
+=======================
+
+Rows as text, template learning on uniform pseudo rows, DP fine-tuning with
+:class:`~sklearn_dpsynth.neural.DP2StageSynthesizer` (needs the ``[neural]`` extra).
+"""
 
 import numpy as np
 

@@ -1,5 +1,14 @@
-"""Fit the Independent baseline on data with a known distribution."""
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
+"""
+The Independent baseline on a known distribution
+================================================
+
+Fit :class:`~sklearn_dpsynth.IndependentSynthesizer` on a table drawn from a random
+Bayesian network (:func:`~sklearn_dpsynth.datasets.make_bayesnet`), whose true entropy is
+known, and compare the held-out negative log-likelihood with it.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
+"""
 
 import numpy as np
 

@@ -1,5 +1,13 @@
-"""Conditional sampling and exact conditional marginals from MST and AIM."""
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
+"""
+Conditional sampling and exact conditional marginals
+====================================================
+
+Conditional sampling and exact conditional marginals from MST and AIM: the conditions
+enter the junction tree as evidence, no rejection and no budget.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
+"""
 
 import numpy as np
 

@@ -1,4 +1,11 @@
-"""Private Evolution: private nearest-neighbour votes steer a public generator."""
+"""
+Private Evolution with pluggable generators
+===========================================
+
+Private nearest-neighbour votes steer a public generator
+(:class:`~sklearn_dpsynth.evolution.PrivateEvolutionSynthesizer`): uniform candidates, a
+bootstrap of a public table, any fitted synthesizer, or your own generator.
+"""
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,12 @@
-"""Use a public table: PMW-pub, MST with public generation, JAM, and the DP workload."""
+"""
+PMW-pub, MST with public data, JAM and the DP workload
+======================================================
+
+Use a public table: :class:`~sklearn_dpsynth.public.PMWPubSynthesizer`,
+:class:`~sklearn_dpsynth.public.MSTPublicSynthesizer`,
+:class:`~sklearn_dpsynth.public.JAMSynthesizer` and
+:func:`~sklearn_dpsynth.public.measure_workload`, on integer codes with a known ground truth.
+"""
 
 import itertools
 

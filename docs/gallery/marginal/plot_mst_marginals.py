@@ -1,5 +1,13 @@
-"""Fit MST, sample rows, and answer unmeasured marginals from the model for free."""
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
+"""
+MST: sample rows and answer any marginal for free
+=================================================
+
+Fit :class:`~sklearn_dpsynth.MSTSynthesizer`, sample rows, and answer unmeasured
+marginals from the model -- no budget spent.
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
+"""
 
 import numpy as np
 

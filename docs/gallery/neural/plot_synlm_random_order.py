@@ -1,5 +1,13 @@
-"""Train SynLM with random field order and condition on any column (needs [neural])."""
-# A fixed random_state reproduces this example; a release keeps None (a seed reveals the noise).
+"""
+SynLM with random field order
+=============================
+
+Train :class:`~sklearn_dpsynth.SynLMSynthesizer` with random field order and condition
+on any column (needs the ``[neural]`` extra).
+
+A fixed ``random_state`` reproduces this example; a release keeps ``None`` (a seed
+reveals the noise).
+"""
 
 import numpy as np
 
