@@ -11,7 +11,11 @@ order (DP-2Stage, after GReaT).  The tokens are
 * *key* tokens: one token per column name (a whole-name token: the names
   are few, and one token per key keeps rows short, which is what DP-SGD
   on a CPU pays for);
-* *value* tokens: the word pieces of the value's string.
+* *value* tokens: the word pieces of the value's string, or one whole
+  token per value (``WordVocabulary(whole=...)``, or an explicit
+  ``RowText(value_tokens=...)`` such as the ``<bin:k>`` tokens that
+  DP-2Stage shares between numeric columns): rows of fixed length, no
+  padding, a third fewer tokens on Adult.
 
 **Tokenizer (our choice).** Word level, learned from public strings only:
 the column names and the value strings of the *domain* (declared, or learned
