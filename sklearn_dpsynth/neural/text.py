@@ -11,7 +11,11 @@ order (DP-2Stage, after GReaT).  The tokens are
 * *key* tokens: one token per column name (a whole-name token: the names
   are few, and one token per key keeps rows short, which is what DP-SGD
   on a CPU pays for);
-* *value* tokens: the word pieces of the value's string.
+* *value* tokens: the word pieces of the value's string, or one whole
+  token per value (``WordVocabulary(whole=...)``, or an explicit
+  ``RowText(value_tokens=...)`` such as the ``<bin:k>`` tokens that
+  DP-2Stage shares between numeric columns): rows of fixed length, no
+  padding, a third fewer tokens on Adult.
 
 **Tokenizer (our choice).** Word level, learned from public strings only:
 the column names and the value strings of the *domain* (declared, or learned
@@ -148,6 +152,7 @@ def value_strings(spec) -> list[str]:
         strings = [str(c) for c in spec.categories] + (["<other>"] if spec.other else [])
     else:
         strings = _numeric_strings(np.asarray(spec.edges, float), bool(spec.integer))
+        strings += [render_public_value(float(point)) for point in spec.points]
     if spec.missing:
         strings.append("NaN")
     return _distinct(strings)
@@ -162,6 +167,11 @@ class WordVocabulary:
         Public value strings whose pieces make the vocabulary.
     keys : iterable of str, default=()
         Column names, each one whole token.
+    whole : iterable of str, default=()
+        Value strings that are one token each (:meth:`encode_value`).
+    n_bins : int, default=0
+        Number of bin tokens ``"<bin:k>"`` (:meth:`bin_token`), shared by
+        the numeric columns: the ``k``-th bin of any numeric column.
 
     Attributes
     ----------
@@ -177,11 +187,15 @@ class WordVocabulary:
     ([6, 7], [5])
     """
 
-    def __init__(self, strings: Iterable[str], keys: Iterable[str] = ()) -> None:
-        pieces = sorted({piece for text in strings for piece in split_words(text)})
+    def __init__(self, strings: Iterable[str], keys: Iterable[str] = (),
+                 whole: Iterable[str] = (), n_bins: int = 0) -> None:
+        pieces = {piece for text in strings for piece in split_words(text)}
+        whole = {str(text) for text in whole}
         key_tokens = sorted({self._key_token(k) for k in keys})
-        self.tokens = list(SPECIALS) + key_tokens + pieces
+        bin_tokens = [f"<bin:{k}>" for k in range(n_bins)]
+        self.tokens = list(SPECIALS) + key_tokens + bin_tokens + sorted(pieces | whole)
         self._ids = {token: i for i, token in enumerate(self.tokens)}
+        self._whole = whole
 
     @staticmethod
     def _key_token(key: str) -> str:
@@ -210,6 +224,16 @@ class WordVocabulary:
         if name not in SPECIALS:
             raise ValueError(f"name must be one of {SPECIALS}, got {name!r}.")
         return SPECIALS.index(name)
+
+    def bin_token(self, k: int) -> int:
+        """Id of the token of bin ``k`` (shared by the numeric columns)."""
+        return self._ids[f"<bin:{int(k)}>"]
+
+    def encode_value(self, text: str) -> list[int]:
+        """One token for a string given as ``whole``, else its pieces (:meth:`encode_text`)."""
+        if text in self._whole:
+            return [self._ids[text]]
+        return self.encode_text(text)
 
     def encode_text(self, text: str) -> list[int]:
         """Ids of the pieces of a string.
@@ -254,6 +278,10 @@ class RowText:
         The column order of the text (a permutation of the columns).
     vocabulary : WordVocabulary
         Must hold every piece of ``keys`` and ``values``.
+    value_tokens : list of list of list of int, optional
+        Explicit token ids of every value (e.g. shared bin tokens for
+        numeric columns); by default ``vocabulary.encode_value`` of the
+        strings.
 
     Attributes
     ----------
@@ -266,7 +294,8 @@ class RowText:
     """
 
     def __init__(self, keys: Sequence[str], values: Sequence[Sequence[str]],
-                 order: Sequence[int], vocabulary: WordVocabulary) -> None:
+                 order: Sequence[int], vocabulary: WordVocabulary,
+                 value_tokens: Sequence[Sequence[Sequence[int]]] | None = None) -> None:
         order = [int(j) for j in order]
         if sorted(order) != list(range(len(keys))) or len(values) != len(keys):
             raise ValueError("order must be a permutation of the columns.")
@@ -278,8 +307,14 @@ class RowText:
         self.order = order
         self.vocabulary = vocabulary
         self.key_tokens = [vocabulary.encode_key(k) for k in self.keys]
-        self.value_tokens = [[vocabulary.encode_text(v) for v in column]
-                             for column in self.values]
+        if value_tokens is None:
+            value_tokens = [[vocabulary.encode_value(v) for v in column]
+                            for column in self.values]
+        self.value_tokens = [[[int(t) for t in seq] for seq in column]
+                             for column in value_tokens]
+        for column, strings in zip(self.value_tokens, self.values):
+            if len(column) != len(strings) or len(set(map(tuple, column))) != len(column):
+                raise ValueError("value_tokens must give distinct sequences, one per value.")
         self.max_length = 1 + sum(len(self.key_tokens[j]) + 2
                                   + max(len(t) for t in self.value_tokens[j])
                                   for j in order)
@@ -307,13 +342,17 @@ class RowText:
             tokens += field
         return tokens
 
-    def encode(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode(self, codes: np.ndarray, orders: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Token sequences of encoded rows, padded.
 
         Parameters
         ----------
         codes : ndarray of shape (n_rows, n_columns), int
             In the table's column order.
+        orders : ndarray of shape (n_rows, n_columns), int, optional
+            A field order per row (each a permutation of the columns, the
+            last field ending with ``<eos>``); ``order`` by default.
 
         Returns
         -------
@@ -330,23 +369,28 @@ class RowText:
         types = np.zeros(tokens.shape, dtype=np.int8)
         tokens[:, 0] = self.vocabulary.special("<bos>")
         lengths = np.ones(len(codes), dtype=np.int64)
+        if orders is None:
+            orders = np.broadcast_to(np.asarray(self.order, np.int64), codes.shape)
         last = self.n_columns - 1
-        for slot, column in enumerate(self.order):
-            fields = [self.field_tokens(column, k, slot == last)
-                      for k in range(len(self.values[column]))]
-            for code in np.unique(codes[:, column]):
-                rows = np.flatnonzero(codes[:, column] == code)
-                field, kinds = fields[code]
-                span = lengths[rows][:, None] + np.arange(len(field))
-                tokens[rows[:, None], span] = field
-                types[rows[:, None], span] = kinds
-                lengths[rows] += len(field)
+        for slot in range(self.n_columns):
+            for column in np.unique(orders[:, slot]):
+                writing = orders[:, slot] == column
+                fields = [self.field_tokens(column, k, slot == last)
+                          for k in range(len(self.values[column]))]
+                for code in np.unique(codes[writing, column]):
+                    rows = np.flatnonzero(writing & (codes[:, column] == code))
+                    field, kinds = fields[code]
+                    span = lengths[rows][:, None] + np.arange(len(field))
+                    tokens[rows[:, None], span] = field
+                    types[rows[:, None], span] = kinds
+                    lengths[rows] += len(field)
         return tokens, types, lengths
 
     def to_text(self, codes: np.ndarray) -> list[str]:
         """The rows as text, e.g. ``"income is >50K, age is 32"``."""
-        tokens, _, lengths = self.encode(codes)
-        return [self.vocabulary.render(row[1:n]) for row, n in zip(tokens, lengths)]
+        codes = self._check_codes(codes)
+        return [", ".join(f"{self.keys[j]} is {self.values[j][row[j]]}" for j in self.order)
+                for row in codes]
 
     def parse(self, texts: Iterable[str]) -> np.ndarray:
         """Codes of rows written by :meth:`to_text` (the inverse map).

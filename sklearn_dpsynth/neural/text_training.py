@@ -99,7 +99,9 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
                      weights: np.ndarray, config: TrainingConfig, *,
                      dp: DPSGDConfig | None, rng: np.random.Generator,
                      device: torch.device,
-                     progress: Callable[[int, int], None] | None = None) -> TrainingReport:
+                     progress: Callable[[int, int], None] | None = None,
+                     batch_rows: Callable[[np.ndarray], tuple] | None = None
+                     ) -> TrainingReport:
     """Train ``model`` in place on token rows.
 
     Parameters
@@ -121,13 +123,17 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
     device : torch.device
     progress : callable, optional
         Called as ``progress(step, steps)`` after every step.
+    batch_rows : callable, optional
+        ``batch_rows(index)`` returns ``(tokens, lengths, weights)`` of the
+        rows ``index`` written afresh (e.g. in a new random field order at
+        every iteration); by default the rows of the given arrays.
 
     Returns
     -------
     TrainingReport
     """
     data = (np.asarray(tokens, np.int64), np.asarray(lengths, np.int64),
-            np.asarray(weights, np.float32))
+            np.asarray(weights, np.float32), batch_rows)
     return _run_training(
         model, config, dp, rng, device,
         plain=lambda: _train_plain(model, data, config, rng, device, progress),
@@ -137,10 +143,14 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
 
 def _batch(data, index, device) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch's tokens and weights, trimmed to its longest row."""
-    tokens, lengths, weights = data
-    width = int(lengths[index].max())
-    return (torch.as_tensor(tokens[index, :width], device=device),
-            torch.as_tensor(weights[index, :width - 1], device=device))
+    tokens, lengths, weights, batch_rows = data
+    if batch_rows is None:
+        tokens, lengths, weights = tokens[index], lengths[index], weights[index]
+    else:
+        tokens, lengths, weights = batch_rows(index)
+    width = int(lengths.max())
+    return (torch.as_tensor(np.asarray(tokens[:, :width], np.int64), device=device),
+            torch.as_tensor(np.asarray(weights[:, :width - 1], np.float32), device=device))
 
 
 def _train_plain(model, data, config, rng, device, progress) -> TrainingReport:
