@@ -149,6 +149,7 @@ def _count_spark_passes() -> dict:
     counted(_spark.SparkSource, "category_counts", "domain_learning")
     counted(_spark.SparkSource, "_check", "encodability_check")
     counted(_spark.SparkTable, "_count", "contingency_tables")
+    counted(_spark.SparkTable, "_count_batch", "contingency_tables")  # one job per batch
     counted(_spark.SparkTable, "persisted", "persist_codes", method=True)
     return passes
 
