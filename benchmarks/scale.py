@@ -37,47 +37,96 @@ from sklearn_dpsynth.marginal import AIMSynthesizer, MSTSynthesizer
 N_FEATURES = 15
 
 
-def write(rows: int, out: str, source: str | None) -> None:
-    """Write a make_bayesnet Parquet table (or ``source`` repeated) to ``out``."""
+def write(rows: int, out: str, source: str | None, features: int = N_FEATURES) -> None:
+    """Write a make_bayesnet Parquet table (or ``source`` repeated) to ``out``.
+
+    Repeating ``source`` runs in DuckDB with a 1 GB memory limit (spilling
+    to disk), so a 5x10^7-row file never lives in Python.
+    """
     import duckdb
 
     con = duckdb.connect()
+    con.execute("SET memory_limit = '1GB'")
+    con.execute("SET preserve_insertion_order = false")
     if source is not None:
         (n_source,), = con.execute(f"SELECT count(*) FROM read_parquet('{source}')").fetchall()
         repeats = -(-rows // n_source)
         con.execute(f"COPY (SELECT s.* FROM read_parquet('{source}') s, range({repeats}) r "
                     f"LIMIT {rows}) TO '{out}' (FORMAT parquet)")
         return
-    frame = make_bayesnet(rows, N_FEATURES, random_state=0).frame
+    frame = make_bayesnet(rows, features, random_state=0).frame
     frame = frame.astype({c: object for c in frame.columns if frame[c].dtype == "str"})
     con.register("frame_view", frame)
     con.execute(f"COPY (SELECT * FROM frame_view) TO '{out}' (FORMAT parquet)")
 
 
-def fit(path: str, backend: str, method: str = "mst") -> dict:
-    """Fit MST (or AIM) on ``path`` through ``backend``; seconds and a model summary."""
+def fit(path: str, backend: str, method: str = "mst", memory_limit: str | None = None,
+        aim_options: dict | None = None, batched: bool = True) -> dict:
+    """Fit MST (or AIM) on ``path`` through ``backend``; seconds and a model summary.
+
+    ``batched=False`` turns off the batched counts (every table its own
+    pass), for the before/after pass counts.
+    """
+    if not batched:
+        from sklearn_dpsynth.backends import EncodedTable
+        EncodedTable.with_counts = lambda self, column_sets: self
+        EncodedTable._count_many = lambda self, sets: [self._count(c, None) for c in sets]
     if backend == "spark":
-        return _fit_spark(path, method)
+        return _fit_spark(path, method, aim_options)
     start = time.perf_counter()
     if backend == "numpy":
-        import duckdb
+        import pandas as pd
 
-        X = duckdb.connect().execute(f"SELECT * FROM read_parquet('{path}')").df()
+        X = pd.read_parquet(path)  # pyarrow; DuckDB's .df() peaks at 7x the frame's size
     else:
         X = path
+        passes = _count_duckdb_passes(memory_limit)
     loaded = time.perf_counter()
-    model = _fit_quietly(X, method)
+    model = _fit_quietly(X, method, aim_options)
     done = time.perf_counter()
-    return {"backend": backend, "method": method, "load_seconds": round(loaded - start, 2),
-            "fit_seconds": round(done - loaded, 2),
-            "n_records_estimate": round(float(model._estimated_n_records()))}
+    out = {"backend": backend, "method": method, "load_seconds": round(loaded - start, 2),
+           "fit_seconds": round(done - loaded, 2),
+           "n_records_estimate": round(float(model._estimated_n_records()))}
+    if backend == "duckdb":
+        out["total_passes"] = passes["queries"]
+    return out
 
 
-def _fit_quietly(X, method: str):
-    estimator = AIMSynthesizer if method == "aim" else MSTSynthesizer
+def _count_duckdb_passes(memory_limit: str | None) -> dict:
+    """Count the DuckDB queries (each one scan of the table or its codes); set the
+    memory limit and threads of the connection that ``fit`` opens."""
+    from sklearn_dpsynth.backends import _duckdb
+
+    passes = {"queries": 0}
+    original_query, original_open = _duckdb.DuckDBSource.query, _duckdb.open_duckdb
+
+    def query(self, sql, fetch="fetchall"):
+        passes["queries"] += 1
+        return original_query(self, sql, fetch)
+
+    def open_limited(X, memory_limit_=None):
+        source = original_open(X, memory_limit_ or memory_limit)
+        source.connection.execute("SET preserve_insertion_order = false")
+        return source
+    _duckdb.DuckDBSource.query = query
+    for module in _modules_importing(original_open):
+        module.open_duckdb = open_limited
+    return passes
+
+
+def _modules_importing(function) -> list:
+    """Loaded modules holding ``function`` under its name (to patch every alias)."""
+    import sys
+    return [m for m in list(sys.modules.values())
+            if getattr(m, function.__name__, None) is function]
+
+
+def _fit_quietly(X, method: str, aim_options: dict | None = None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return estimator(random_state=0).fit(X, epsilon=1.0)
+        if method == "aim":
+            return AIMSynthesizer(random_state=0, **(aim_options or {})).fit(X, epsilon=1.0)
+        return MSTSynthesizer(random_state=0).fit(X, epsilon=1.0)
 
 
 def _count_spark_passes() -> dict:
@@ -100,11 +149,12 @@ def _count_spark_passes() -> dict:
     counted(_spark.SparkSource, "category_counts", "domain_learning")
     counted(_spark.SparkSource, "_check", "encodability_check")
     counted(_spark.SparkTable, "_count", "contingency_tables")
+    counted(_spark.SparkTable, "_count_batch", "contingency_tables")  # one job per batch
     counted(_spark.SparkTable, "persisted", "persist_codes", method=True)
     return passes
 
 
-def _fit_spark(path: str, method: str) -> dict:
+def _fit_spark(path: str, method: str, aim_options: dict | None = None) -> dict:
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").appName("dpsynth-scale")
@@ -115,7 +165,7 @@ def _fit_spark(path: str, method: str) -> dict:
     spark.sparkContext.setLogLevel("ERROR")
     passes = _count_spark_passes()
     start = time.perf_counter()
-    model = _fit_quietly(spark.read.parquet(path), method)
+    model = _fit_quietly(spark.read.parquet(path), method, aim_options)
     seconds = time.perf_counter() - start
     jvm_peak = _peak_rss_mb(spark.sparkContext._gateway.proc.pid)
     spark.stop()
@@ -159,14 +209,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--out")
     parser.add_argument("--from", dest="source")
+    parser.add_argument("--features", type=int, default=N_FEATURES)
     parser.add_argument("--input")
     parser.add_argument("--backend", choices=["numpy", "duckdb", "spark"], default="duckdb")
     parser.add_argument("--method", choices=["mst", "aim"], default="mst")
+    parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 1GB")
+    parser.add_argument("--rounds", type=int, help="AIM's rounds")
+    parser.add_argument("--max-model-size", type=float, help="AIM's max_model_size (MB)")
+    parser.add_argument("--unbatched", action="store_true",
+                        help="count every table in its own pass (the pass counts before batching)")
     args = parser.parse_args(argv)
     if args.command == "write":
-        write(args.rows, args.out, args.source)
+        write(args.rows, args.out, args.source, args.features)
     elif args.command == "fit":
-        print(json.dumps(fit(args.input, args.backend, args.method)))
+        aim_options = {k: v for k, v in (("rounds", args.rounds),
+                                           ("max_model_size", args.max_model_size))
+                       if v is not None}
+        print(json.dumps(fit(args.input, args.backend, args.method, args.memory_limit,
+                             aim_options, not args.unbatched)))
     else:
         print(json.dumps(sample(args.rows)))
 

@@ -610,6 +610,38 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         spec["points"] = points[points != np.rint(points)]
 
 
+def _decoded_column(spec: ColumnSpec, codes: np.ndarray, rng: np.random.Generator | None,
+                    bin_value: str) -> Any:
+    """:meth:`ColumnSpec.decode` of one column, for a DataFrame.
+
+    A categorical column whose labels are all strings is built directly as
+    pandas' string array by one ``take`` of its labels (what the DataFrame
+    would infer from the object array, without a pass over a million
+    Python strings); anything else is :meth:`ColumnSpec.decode`.
+    """
+    labels = list(spec.categories) + ([OTHER] if spec.other else []) \
+        if spec.kind == "categorical" else []
+    if not labels or not all(isinstance(v, str) for v in labels) or not _infers_strings():
+        return spec.decode(codes, rng, bin_value)
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= spec.size):
+        raise ValueError(f"column {spec.name!r}: codes outside 0..{spec.size - 1}.")
+    if spec.missing:
+        is_missing = codes == spec.missing_code
+        if is_missing.all():  # pandas infers object for an all-missing column
+            return spec.decode(codes, rng, bin_value)
+        codes = np.where(is_missing, -1, codes)
+    return pd.array(labels, dtype="str").take(codes, allow_fill=True)
+
+
+def _infers_strings() -> bool:
+    """Whether pandas makes a column of Python strings its string dtype."""
+    try:
+        return bool(pd.get_option("future.infer_string"))
+    except (KeyError, pd.errors.OptionError):
+        return False
+
+
 class Domain:
     """Ordered public domain of a table: one :class:`ColumnSpec` per column.
 
@@ -759,7 +791,7 @@ class Domain:
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.specs):
             raise ValueError(f"codes must have shape (n, {len(self.specs)}).")
-        return pd.DataFrame({spec.name: spec.decode(codes[:, j], rng, bin_value)
+        return pd.DataFrame({spec.name: _decoded_column(spec, codes[:, j], rng, bin_value)
                              for j, spec in enumerate(self.specs)},
                             columns=pd.Index(self.columns, dtype=object))
 

@@ -76,6 +76,35 @@ def test_counts_identical_to_numpy(data):
     assert sum(len(b) for b in blocks) == len(frame) and all(len(b) <= 1000 for b in blocks)
 
 
+def test_counts_many_is_one_query_per_batch_with_identical_tables(data, monkeypatch):
+    """GROUPING SETS: every table equals its own GROUP BY (and memory's), in
+    the order and axis order asked, with repeats and the empty set, in one
+    query per batch of sets."""
+    from sklearn_dpsynth.backends import _duckdb
+
+    frame, path = data
+    domain = _domain()
+    memory = encode_table(frame, domain)
+    engine = encode_table(open_duckdb(path), domain)
+    sets = [(0,), (1,), (2, 0), (0, 2), (3, 1, 2), (4,), (), (1, 4), (0,)]
+    queries = []
+    original = _duckdb.DuckDBSource.query
+    monkeypatch.setattr(_duckdb.DuckDBSource, "query", lambda self, sql, fetch="fetchall": (
+        queries.append(sql), original(self, sql, fetch))[1])
+    tables = engine.counts_many(sets)
+    assert len(queries) == 1 and "GROUPING SETS" in queries[0]
+    for columns, table in zip(sets, tables):
+        assert np.array_equal(table, memory.counts(columns)), columns
+    monkeypatch.setattr(_duckdb, "GROUPING_SETS_PER_QUERY", 3)
+    queries.clear()
+    assert all(np.array_equal(a, b) for a, b in zip(engine.counts_many(sets), tables))
+    assert len(queries) == 3  # 7 distinct sets, 3 per query
+    cached = engine.with_counts([(1, 4), (0, 3)])
+    queries.clear()
+    assert np.array_equal(cached.counts((4, 1)), memory.counts((4, 1)))
+    assert np.array_equal(cached.counts((0, 3)), memory.counts((0, 3))) and not queries
+
+
 def test_relation_input_counts_identical(data):
     frame, path = data
     con = duckdb.connect()

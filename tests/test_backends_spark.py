@@ -93,6 +93,11 @@ def test_counts_identical_to_numpy(data):
     mapping = [np.arange(k) // 2 for k in domain.sizes]
     assert np.array_equal(engine.remap(mapping).counts((0, 1, 4)),
                           memory.remap(mapping).counts((0, 1, 4)))
+    sets = [(0,), (2, 0), (0, 2), (3, 1, 2), (), (5, 4), (0,)]
+    passes = engine.n_passes
+    for columns, table in zip(sets, engine.counts_many(sets)):
+        assert np.array_equal(table, memory.counts(columns)), columns
+    assert engine.n_passes == passes + 1  # one grouping-sets job for them all
     blocks = list(engine.iter_chunks(1000))
     assert np.array_equal(np.concatenate(blocks), memory.to_numpy())
     assert all(len(b) <= 1000 for b in blocks)
@@ -190,18 +195,28 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
     privately learned column, one encodability check (the boolean column has
     no '<other>' code), one job persisting the codes (and one per remapped
     copy, e.g. MST's compressed domain), then exactly one groupBy per
-    contingency table that the same fit counts in memory (and nothing else:
-    no rows reach the driver).
+    contingency table, or batch of tables, that the same fit counts in memory
+    (and nothing else: no rows reach the driver).
     """
     import sklearn_dpsynth._base as base
     from sklearn_dpsynth.backends import NumpyTable
 
     frame, sdf = data
     params = {"rounds": 3, "max_iters": 20, "final_max_iters": 50} if method is AIM else {}
-    memory_counts, remaps, sources = [], [], []
+    memory_counts, remaps, sources, in_batch = [], [], [], []
     original_count, original_remap = NumpyTable._count, NumpyTable.remap
+    original_many = NumpyTable._count_many
+
+    def count_many(self, column_sets):  # a batch is one job on Spark
+        memory_counts.append(column_sets)
+        in_batch.append(1)
+        try:
+            return original_many(self, column_sets)
+        finally:
+            in_batch.pop()
+    monkeypatch.setattr(NumpyTable, "_count_many", count_many)
     monkeypatch.setattr(NumpyTable, "_count", lambda self, columns, weights: (
-        memory_counts.append(columns), original_count(self, columns, weights))[1])
+        in_batch or memory_counts.append(columns), original_count(self, columns, weights))[1])
     monkeypatch.setattr(NumpyTable, "remap", lambda self, mappings: (
         remaps.append(1), original_remap(self, mappings))[1])
     monkeypatch.setattr(base, "open_spark", lambda X: sources.append(open_spark(X))

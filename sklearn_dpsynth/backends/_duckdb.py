@@ -39,6 +39,8 @@ from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
 
 _VIEW_IDS = itertools.count()
+#: Most grouping sets counted by one query of :meth:`DuckDBTable.counts_many`.
+GROUPING_SETS_PER_QUERY = 256
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT")
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
@@ -362,6 +364,44 @@ class DuckDBTable(EncodedTable):
         rows = self._source.query(f"SELECT {groups}, count(*) FROM "
                                   f"(SELECT {keys} FROM {{src}}) GROUP BY {groups}")
         return counts_from_cells(rows, shape)
+
+    def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """All tables in one ``GROUPING SETS`` query per batch of
+        :data:`GROUPING_SETS_PER_QUERY` sets (one scan of the codes each).
+
+        The codes are never NULL, so the NULL pattern of a result row names
+        its grouping set.
+        """
+        out = []
+        for start in range(0, len(column_sets), GROUPING_SETS_PER_QUERY):
+            out.extend(self._count_batch(column_sets[start:start + GROUPING_SETS_PER_QUERY]))
+        return out
+
+    def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        used = sorted(set().union(*column_sets))
+        if not used:
+            return [self._count(c, None) for c in column_sets]
+        keys = ", ".join(f"{self._expressions[c]} AS g{c}" for c in used)
+        sets = ", ".join("(" + ", ".join(f"g{c}" for c in cols) + ")" for cols in column_sets)
+        groups = ", ".join(f"g{c}" for c in used)
+        result = self._source.query(f"SELECT {groups}, count(*) AS n FROM (SELECT {keys} FROM "
+                                    f"{{src}}) GROUP BY GROUPING SETS ({sets})", "fetchnumpy")
+        present = {c: ~np.ma.getmaskarray(result[f"g{c}"]) for c in used}
+        n = np.asarray(result["n"], dtype=float)
+        tables = []
+        for cols in column_sets:
+            rows = np.ones(n.shape[0], dtype=bool)
+            for c in used:
+                rows &= present[c] if c in cols else ~present[c]
+            shape = tuple(self._sizes[c] for c in cols)
+            table = np.zeros(shape)
+            index = tuple(np.ma.getdata(result[f"g{c}"])[rows].astype(np.int64) for c in cols)
+            if cols:
+                table[index] = n[rows]
+            else:  # the grouping set (): the number of rows
+                table[...] = n[rows].sum()
+            tables.append(table)
+        return tables
 
     def _select(self) -> str:
         codes = ", ".join(f"{e} AS k{j}" for j, e in enumerate(self._expressions))

@@ -279,6 +279,10 @@ def _comparable_literal(value: Any, family: str) -> Any:
     return None
 
 
+#: Most grouping sets counted by one job of :meth:`SparkTable.counts_many`.
+GROUPING_SETS_PER_JOB = 256
+
+
 class SparkTable(EncodedTable):
     """An encoded table held by Spark.
 
@@ -334,6 +338,42 @@ class SparkTable(EncodedTable):
         keys = [f"k{c}" for c in columns]
         return counts_from_cells(self._source._aggregate(self._codes.groupBy(*keys).count()),
                                  shape)
+
+    def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """All tables in one grouping-sets aggregation per batch of
+        :data:`GROUPING_SETS_PER_JOB` sets (one job over the codes each).
+
+        Each executor pre-aggregates its partition for every set; only the
+        non-empty cells reach the driver.  The codes are never NULL, so the
+        NULL pattern of a result row names its grouping set.
+        """
+        out = []
+        for start in range(0, len(column_sets), GROUPING_SETS_PER_JOB):
+            out.extend(self._count_batch(column_sets[start:start + GROUPING_SETS_PER_JOB]))
+        return out
+
+    def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        used = sorted(set().union(*column_sets))
+        if not used:
+            return [self._count(c, None) for c in column_sets]
+        keys = [f"k{c}" for c in used]
+        rows = self._source._aggregate(self._codes.groupingSets(
+            [[f"k{c}" for c in cols] for cols in column_sets], *keys).count())
+        cells = np.array([[-1 if v is None else v for v in r] for r in rows],
+                         dtype=np.int64).reshape(len(rows), len(used) + 1)
+        present = cells[:, :-1] >= 0
+        tables = []
+        for cols in column_sets:
+            wanted = np.isin(used, cols)
+            rows_of_set = np.all(present == wanted, axis=1)
+            table = np.zeros(tuple(self._sizes[c] for c in cols))
+            if cols:
+                table[tuple(cells[rows_of_set, used.index(c)] for c in cols)] = \
+                    cells[rows_of_set, -1]
+            else:  # the grouping set (): the number of rows
+                table[...] = cells[rows_of_set, -1].sum()
+            tables.append(table)
+        return tables
 
     def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
         """Consecutive blocks of at most ``chunk_rows`` rows of codes, streamed

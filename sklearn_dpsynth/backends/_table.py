@@ -104,6 +104,53 @@ class EncodedTable(ABC):
                                  "row of the table.")
         return self._count(columns, weights)
 
+    def counts_many(self, column_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Exact contingency tables of several column sets, batched.
+
+        The same arrays as ``[self.counts(c) for c in column_sets]``; an
+        engine backend computes them in as few passes over the data as it
+        can (one ``GROUPING SETS`` aggregation per batch), so a method that
+        knows several queries at once should ask for them together.  Each
+        table has L2 sensitivity 1: release each only through a mechanism.
+
+        Parameters
+        ----------
+        column_sets : sequence of sequence of int
+            Column positions of every table (as for :meth:`counts`).
+
+        Returns
+        -------
+        list of ndarray of float
+            One table per entry of ``column_sets``, in that order.
+        """
+        checked = [self._check_columns(c) for c in column_sets]
+        distinct = list(dict.fromkeys(tuple(sorted(c)) for c in checked))
+        by_set = dict(zip(distinct, self._count_many(distinct))) if distinct else {}
+        return [_reorder(by_set[tuple(sorted(c))], tuple(sorted(c)), c) for c in checked]
+
+    def with_counts(self, column_sets: Sequence[Sequence[int]]) -> "EncodedTable":
+        """This table with the tables of ``column_sets`` counted now, in one batch.
+
+        The returned table answers :meth:`counts` of any permutation of
+        those sets from memory (and any other call from this table), so
+        code written against ``counts`` gets the batched passes of
+        :meth:`counts_many` unchanged.
+
+        Parameters
+        ----------
+        column_sets : sequence of sequence of int
+            Column positions of the tables to count now.
+
+        Returns
+        -------
+        EncodedTable
+        """
+        return _CountCache(self, column_sets)
+
+    def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """Backend counting of distinct sorted column sets (one call each by default)."""
+        return [self._count(c, None) for c in column_sets]
+
     def _check_columns(self, columns: Sequence[int]) -> tuple[int, ...]:
         """Column positions as a tuple of ints; ValueError naming ``columns``."""
         out = []
@@ -194,3 +241,48 @@ class EncodedTable(ABC):
                 raise ValueError(f"mappings[{j}] must hold {size} codes >= 0 (one per code "
                                  f"of column {self._columns[j]!r}).")
         return mappings
+
+
+def _reorder(counts: np.ndarray, order: tuple[int, ...], wanted: tuple[int, ...]) -> np.ndarray:
+    """``counts`` (axes in ``order``) with its axes in the order ``wanted``."""
+    if order == wanted:
+        return counts
+    return np.transpose(counts, [order.index(c) for c in wanted])
+
+
+class _CountCache(EncodedTable):
+    """A table whose counts of some column sets were computed in one batch."""
+
+    def __init__(self, table: EncodedTable, column_sets: Sequence[Sequence[int]]) -> None:
+        super().__init__(table.columns, table.sizes)
+        self._table = table
+        sets = list(dict.fromkeys(tuple(sorted(table._check_columns(c))) for c in column_sets))
+        self._cache = dict(zip(sets, table.counts_many(sets)))
+
+    def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
+        key = tuple(sorted(columns))
+        if weights is None and key in self._cache:
+            return _reorder(self._cache[key], key, columns).copy()
+        return self._table.counts(columns, weights)
+
+    def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        missing = [c for c in column_sets if c not in self._cache]
+        self._cache.update(zip(missing, self._table.counts_many(missing) if missing else []))
+        return [self._cache[c].copy() for c in column_sets]
+
+    @property
+    def n_rows(self) -> int:
+        """Exact number of rows of the wrapped table (private for ``fit``'s table)."""
+        return self._table.n_rows
+
+    def iter_chunks(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[np.ndarray]:
+        """The wrapped table's blocks of rows."""
+        return self._table.iter_chunks(chunk_rows)
+
+    def to_numpy(self) -> np.ndarray:
+        """The wrapped table's codes."""
+        return self._table.to_numpy()
+
+    def remap(self, mappings: Sequence[np.ndarray]) -> EncodedTable:
+        """The wrapped table remapped (counted afresh)."""
+        return self._table.remap(mappings)

@@ -272,6 +272,11 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights)
         compressed = table.remap(self.compression_.mappings)
+        if plan.public is None and plan.components.n_components > 1:
+            # one batched pass counts every candidate pair (the tree's scores
+            # and, from memory, the selected edges' measurements)
+            compressed = compressed.with_counts(
+                _candidate_pairs(compressed.n_columns, plan.components))
         log.start("selecting the spanning tree"
                   + (" on the public table" if plan.public is not None else ""))
         if plan.public is None:
@@ -309,7 +314,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         """
         cliques = [(j,) for j in range(table.n_columns)]
         sigmas = weighted_sigmas(rho, [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(table, cliques, sigmas, ledger, rng)
+        noisy = measure_marginals(table.with_counts(cliques), cliques, sigmas, ledger, rng)
         self.compression_ = (
             DomainCompression.from_noisy_counts(noisy, COMPRESSION_SIGMAS * sigmas)
             if self.compress else DomainCompression.identity(self.domain_.sizes))
@@ -367,7 +372,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
             return []
         sigmas = weighted_sigmas(ledger.rho_remaining(),
                                  [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(compressed, cliques, sigmas, ledger, rng)
+        noisy = measure_marginals(compressed.with_counts(cliques), cliques, sigmas, ledger, rng)
         return [Measurement(tuple(self.attributes_[c] for c in clique), y, float(sigma))
                 for clique, y, sigma in zip(cliques, noisy, sigmas)]
 

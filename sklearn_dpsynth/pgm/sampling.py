@@ -206,43 +206,36 @@ def _lowvar_column(
 
 
 class _Context:
-    """The rows' order by every attribute generated so far, as one int64 key.
+    """The rows in order of every attribute generated so far.
 
-    ``key`` ranks the rows lexicographically by the generated attributes
-    (first generated first) and takes values in ``0..bound-1``; equal keys
-    are rows equal on all of them.  Appending an attribute multiplies the
-    key by its size (re-ranking densely when the product would overflow),
-    so sorting by (parent group, key) costs one sort per attribute instead
-    of a sort over every earlier attribute.
+    ``order`` lists the rows sorted lexicographically by the generated
+    attributes, the most recently generated one most significant: appending
+    an attribute is one stable sort of ``order`` by the new values, and
+    sorting by (parent group, order) is one stable sort by the group, both
+    radix sorts of 16-bit keys (linear time) whenever the number of values
+    fits, instead of a comparison sort over a key of every earlier
+    attribute.
     """
 
     def __init__(self, n_rows: int) -> None:
-        self.key = np.zeros(n_rows, dtype=np.int64)
-        self.bound = 1
-        self._limit = (1 << 62) // max(n_rows, 1)
+        self.order = np.arange(n_rows)
 
     def append(self, values: np.ndarray, size: int) -> None:
-        if self.bound * size > self._limit:
-            self._densify()
-        self.key = self.key * size + values
-        self.bound *= size
-
-    def _densify(self) -> None:
-        _, inverse = np.unique(self.key, return_inverse=True)
-        self.key = inverse.ravel().astype(np.int64)
-        self.bound = int(self.key.max()) + 1 if self.key.size else 1
+        self.order = self.order[_stable_argsort(values[self.order], size)]
 
     def sorted_rows(self, group: np.ndarray, n_groups: int) -> np.ndarray:
-        """Rows sorted by (group, key); tied rows are equal on every generated
+        """Rows sorted by (group, order); tied rows are equal on every generated
         attribute, so their order is immaterial (the caller shuffles the rows)."""
-        if n_groups * self.bound > (1 << 62):
-            self._densify()
-        if n_groups * self.bound == 1:
-            return np.arange(self.key.shape[0])
-        composite = group * self.bound + self.key
-        if n_groups * self.bound <= 1 << 16:  # numpy sorts 16-bit keys by radix, O(n)
-            return np.argsort(composite.astype(np.uint16), kind="stable")
-        return np.argsort(composite)
+        if n_groups == 1:
+            return self.order
+        return self.order[_stable_argsort(group[self.order], n_groups)]
+
+
+def _stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``argsort(keys, kind="stable")`` of keys in ``0..bound-1`` (radix for 16 bits)."""
+    if bound <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -251,9 +244,11 @@ def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     The ``k``-th copy of a value with ``c`` copies gets the key
     ``(k + u) / c`` (``u`` uniform, one per group and value); sorting a
     group's copies by key spreads every value evenly along the group
-    (systematic sampling).  Groups follow each other in order: the keys
-    of group ``g`` are shifted into ``[g, g + 1)`` so that one sort of the
-    shifted keys orders groups and copies at once.
+    (systematic sampling).  Groups follow each other in order.  The keys
+    are sorted as 32-bit fixed-point fractions, least significant digit
+    first: two stable 16-bit radix passes over the fraction, then one over
+    the group (the copies are laid out group by group, so a stable sort by
+    fraction followed by a stable sort by group orders both at once).
     """
     n_groups, n_values = counts.shape
     flat = counts.ravel()
@@ -262,8 +257,13 @@ def _interleave(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     copy = np.arange(values.size) - np.repeat(starts, flat)
     offset = np.repeat(rng.random(flat.size), flat)
     fraction = (copy + offset) / np.repeat(np.maximum(flat, 1), flat)
-    group = np.repeat(np.repeat(np.arange(n_groups, dtype=float), n_values), flat)
-    return values[np.argsort(group + fraction)]
+    fixed = np.minimum(fraction * 2.0 ** 32, 2.0 ** 32 - 1).astype(np.uint64)
+    order = np.argsort((fixed & 0xFFFF).astype(np.uint16), kind="stable")
+    order = order[np.argsort((fixed[order] >> 16).astype(np.uint16), kind="stable")]
+    if n_groups > 1:
+        group = np.repeat(np.repeat(np.arange(n_groups), n_values), flat)
+        order = order[_stable_argsort(group[order], n_groups)]
+    return values[order]
 
 
 def sample_lowvar(
@@ -290,7 +290,7 @@ def sample_lowvar(
         earlier new attributes), with ``lowvar_counts`` rounding.
     """
     column = {a: k for k, a in enumerate(tree.domain)}
-    data = np.zeros((n, len(column)), dtype=np.int64)
+    data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
     context = _Context(n)
     for _, known, new in _walk(tree):
         parents = known
@@ -301,4 +301,13 @@ def sample_lowvar(
             data[:, column[attr]] = _lowvar_column(table, index, rng, context)
             context.append(data[:, column[attr]], tree.domain[attr])
             parents = parents + (attr,)
-    return data[rng.permutation(n)]
+    return _permuted_rows(data, rng.permutation(n))
+
+
+def _permuted_rows(data: np.ndarray, permutation: np.ndarray) -> np.ndarray:
+    """``data[permutation]`` built column by column, kept column-major (Fortran
+    order) so that the per-column decoding downstream reads contiguous memory."""
+    out = np.empty_like(data, order="F")
+    for j in range(data.shape[1]):
+        np.take(data[:, j], permutation, out=out[:, j])
+    return out
