@@ -302,3 +302,16 @@ def test_release_beliefs_keeps_the_answers(truth):
     before = truth.marginal(("a", "e"))
     truth.release_beliefs()
     np.testing.assert_allclose(truth.marginal(("a", "e")), before, rtol=1e-12)
+
+
+def test_warm_start_model_is_left_untouched(truth):
+    """The start is used without a copy, so estimation must never write into it."""
+    meas = _measure(truth, TREE, 5.0, np.random.default_rng(8))
+    warm, _ = estimate(DOMAIN, meas, max_iters=5)
+    saved = [t.copy() for t in warm.tables]
+    before = warm.marginal(("a", "b"))
+    model, _ = estimate(DOMAIN, meas, potentials=warm, max_iters=20)
+    for table, copy in zip(warm.tables, saved):
+        np.testing.assert_array_equal(table, copy)
+    np.testing.assert_array_equal(warm.marginal(("a", "b")), before)
+    assert not np.allclose(model.marginal(("a", "b")), before)

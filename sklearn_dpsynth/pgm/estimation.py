@@ -36,7 +36,8 @@ def _initial_tables(
         if potentials.domain != tree.domain:
             raise ValueError("potentials is a GraphicalModel over another domain")
         if potentials.cliques == tree.cliques:
-            return [t.copy() for t in potentials.tables]
+            # no copy: mirror descent never writes into its starting tables
+            return list(potentials.tables)
         return potentials.project(tree).tables
     if not isinstance(potentials, Mapping):
         raise ValueError("potentials must be None, a GraphicalModel or a mapping")
