@@ -265,3 +265,14 @@ def test_final_estimation_stops_by_the_discrepancy_rule(net):
     warm = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
     assert warm.cliques_ == synth.cliques_  # same rounds; only the last estimation differs
     assert np.isfinite(warm.score(net.frame)) and np.isfinite(synth.score(net.frame))
+
+
+def test_round_atol_stops_each_round_estimation(net):
+    """A huge ``round_atol`` stops every round after one step; 0 runs them to max_iters."""
+    loose = _aim(net, round_atol=1e12).fit(net.frame, epsilon=2.0)
+    assert all(h["estimation_iterations"] == 1 for h in loose.history_)
+    full = _aim(net, round_atol=0.0, tol=0.0).fit(net.frame, epsilon=2.0)
+    assert any(h["estimation_iterations"] == FAST["max_iters"] for h in full.history_)
+    assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="round_atol"):
+        _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)

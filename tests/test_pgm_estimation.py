@@ -270,3 +270,48 @@ def test_nested_measurements_give_the_direct_counts_and_gradients(measured):
     for i, table in enumerate(expected):
         np.testing.assert_allclose(got.get(i, np.zeros_like(table)) + 0 * table, table,
                                    rtol=1e-12, atol=1e-12)
+    # one step on the log-potentials: tables + coef * (direct clique gradient)
+    stepped = objective.step_tables(tables, grads, -0.37)
+    for i, table in enumerate(tables):
+        np.testing.assert_allclose(stepped[i], table - 0.37 * expected[i],
+                                   rtol=1e-12, atol=1e-12)
+    assert all(stepped[i] is not tables[i] for i in {c.index for c in objective.items})
+
+
+def test_absolute_tolerance_stops_at_the_first_small_decrease(truth):
+    """``atol``: every accepted step but the last lowers the loss by more."""
+    meas = _measure(truth, _all_cliques(), 5.0, np.random.default_rng(7))
+    _, full = estimate(DOMAIN, meas, max_iters=400, tol=0)
+    atol = 2.0
+    _, info = estimate(DOMAIN, meas, max_iters=400, tol=0, atol=atol)
+    decreases = -np.diff(info["loss_history"])
+    assert info["converged"] and info["iterations"] < full["iterations"]
+    assert decreases[-1] <= atol and np.all(decreases[:-1] > atol)
+    # same path as without atol up to the stop
+    np.testing.assert_allclose(info["loss_history"],
+                               full["loss_history"][:len(info["loss_history"])], rtol=1e-10)
+
+
+@pytest.mark.parametrize("atol", [-1.0, np.nan, np.inf])
+def test_bad_atol_is_a_value_error(truth, atol):
+    with pytest.raises(ValueError, match="atol"):
+        estimate(DOMAIN, _measure(truth, TREE, 1.0), atol=atol)
+
+
+def test_release_beliefs_keeps_the_answers(truth):
+    before = truth.marginal(("a", "e"))
+    truth.release_beliefs()
+    np.testing.assert_allclose(truth.marginal(("a", "e")), before, rtol=1e-12)
+
+
+def test_warm_start_model_is_left_untouched(truth):
+    """The start is used without a copy, so estimation must never write into it."""
+    meas = _measure(truth, TREE, 5.0, np.random.default_rng(8))
+    warm, _ = estimate(DOMAIN, meas, max_iters=5)
+    saved = [t.copy() for t in warm.tables]
+    before = warm.marginal(("a", "b"))
+    model, _ = estimate(DOMAIN, meas, potentials=warm, max_iters=20)
+    for table, copy in zip(warm.tables, saved):
+        np.testing.assert_array_equal(table, copy)
+    np.testing.assert_array_equal(warm.marginal(("a", "b")), before)
+    assert not np.allclose(model.marginal(("a", "b")), before)

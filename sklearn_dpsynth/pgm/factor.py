@@ -104,7 +104,9 @@ def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     shift = float(np.max(values)) if values.size else 0.0
     if not np.isfinite(shift):
         shift = 0.0
-    return log_sum_shifted(np.exp(values - shift), values, axes, shift)
+    exped = np.subtract(values, shift, dtype=float)
+    np.exp(exped, out=exped)  # one temporary, not two
+    return log_sum_shifted(exped, values, axes, shift)
 
 
 def log_sum_shifted(

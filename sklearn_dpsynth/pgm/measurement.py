@@ -421,13 +421,7 @@ class Objective:
             Maximal-clique index -> gradient table (broadcast over the
             attributes the measurements lack; possibly a read-only view).
         """
-        folded = list(gradient)
-        for k in reversed(self._order):
-            host = self._nesting[k].host
-            if host >= 0:
-                nest = self._nesting[k]
-                folded[host] = (folded[host].reshape(nest.host_shape)
-                                + folded[k].reshape(nest.bshape)).ravel()
+        folded = self._fold(gradient)
         out: dict[int, np.ndarray] = {}
         owned: set[int] = set()
         for k, (c, grad) in enumerate(zip(self.items, folded)):
@@ -441,6 +435,54 @@ class Objective:
                 owned.add(c.index)
             else:
                 out[c.index] = np.broadcast_to(grad, self.shapes[c.index])
+        return out
+
+    def _fold(self, gradient: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Gradients with every nested measurement's folded into its host's."""
+        folded = list(gradient)
+        for k in reversed(self._order):
+            host = self._nesting[k].host
+            if host >= 0:
+                nest = self._nesting[k]
+                folded[host] = (folded[host].reshape(nest.host_shape)
+                                + folded[k].reshape(nest.bshape)).ravel()
+        return folded
+
+    def step_tables(self, tables: Sequence[np.ndarray], gradient: Sequence[np.ndarray],
+                    coef: float) -> list[np.ndarray]:
+        """Log-potentials moved along a count gradient: ``tables + coef * gradient``.
+
+        Same result as adding ``coef`` times :meth:`clique_gradient` to every
+        table, but each touched clique table is written once into a fresh
+        array and every measurement's (small) gradient is scaled before it
+        is broadcast, so no clique-sized temporaries are made.
+
+        Parameters
+        ----------
+        tables : sequence of ndarray
+            Log-potentials of the maximal cliques (not modified).
+        gradient : sequence of ndarray
+            Output of :meth:`loss_and_gradient`.
+        coef : float
+            Step coefficient.
+
+        Returns
+        -------
+        tables : list of ndarray
+            New arrays for the cliques that carry a measurement; the input
+            arrays themselves for the others.
+        """
+        out = list(tables)
+        fresh: set[int] = set()
+        for k, (c, grad) in enumerate(zip(self.items, self._fold(gradient))):
+            if self._nesting[k].host >= 0:
+                continue
+            scaled = (grad * coef).reshape(c.bshape)
+            if c.index in fresh:
+                out[c.index] += scaled
+            else:
+                out[c.index] = tables[c.index] + scaled
+                fresh.add(c.index)
         return out
 
     def smoothness(self) -> float:

@@ -114,11 +114,7 @@ def _trial(
     """One tentative accelerated step with momentum ``a`` and step ``step``."""
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
-    tables = list(z.tables)
-    for index, g in objective.clique_gradient(grad).items():
-        update = g * (-step / a)
-        update += z.tables[index]
-        tables[index] = update
+    tables = objective.step_tables(z.tables, grad, -step / a)
     new_z = _point(tree, tables, objective)
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
@@ -136,6 +132,7 @@ def mirror_descent(
     *,
     max_iters: int,
     tol: float,
+    atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
 ) -> tuple[list, dict]:
@@ -154,6 +151,9 @@ def mirror_descent(
     tol : float
         Stop when an accepted step lowers the loss by at most ``tol`` times
         the loss.
+    atol : float, default=0.0
+        Also stop when an accepted step lowers the loss by at most ``atol``
+        (absolute, in the loss's units).
     accelerated : bool, default=True
         Use the accelerated scheme (with restarts) instead of plain mirror
         descent.
@@ -206,12 +206,18 @@ def mirror_descent(
         else:
             _mix_into(a, x_beliefs, result.z.beliefs)
         x_counts, x_loss, z = result.x_counts, result.loss, result.z
+        if x_beliefs is not z.beliefs:
+            z.beliefs = None  # folded into x_beliefs; never read again
         a_prev, step_prev, fresh = a, step, not accelerated
         stats["iterations"] += 1
         history.append(x_loss)
-        stats["converged"] = decrease <= tol * max(x_loss, 1e-300)
+        stats["converged"] = decrease <= max(tol * x_loss, atol)
         if callback is not None and callback(stats["iterations"], x_loss):
             break
-    final = z.tables if x_beliefs is z.beliefs else potentials_from_marginals(tree, x_beliefs)
+    if x_beliefs is z.beliefs:
+        final = z.tables
+    else:
+        z = result = None  # free the last step's tables before building the final ones
+        final = potentials_from_marginals(tree, x_beliefs)
     info = dict(stats, loss_history=history, step_size=step)
     return final, info

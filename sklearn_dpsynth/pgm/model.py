@@ -197,6 +197,15 @@ class GraphicalModel:
             self._beliefs = CalibratedBeliefs(self.tree, self._tables)
         return self._beliefs
 
+    def release_beliefs(self) -> None:
+        """Free the cached calibrated marginals (recomputed when next needed).
+
+        The cache holds two arrays the size of the model (log-marginals and
+        marginals); a caller that keeps a model only as the warm start of
+        the next estimation can drop them to lower its peak memory.
+        """
+        self._beliefs = None
+
     @property
     def log_partition(self) -> float:
         """Log of the normalising constant of the potentials."""

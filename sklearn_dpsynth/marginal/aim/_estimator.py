@@ -110,6 +110,13 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     tol : float, default=1e-6
         An estimation stops when a step lowers its loss by less than
         ``tol`` times the loss.
+    round_atol : float, default=1.0
+        A per-round re-estimation also stops when a step lowers its loss by
+        at most ``round_atol``.  The loss is a sum of squared residuals in
+        units of each measurement's noise variance, so a decrease below 1
+        moves the model's measured answers by less than one noise standard
+        deviation in all: further steps fit noise, not signal.  0 runs every
+        round to ``max_iters`` / ``tol``.
     early_stopping : float or None, default=0.7
         The final estimation restarts from the independent model (the
         product of the last model's 1-way marginals) and stops at the first
@@ -240,6 +247,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         "max_iters": [Interval(Integral, 1, None, closed="left")],
         "final_max_iters": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "round_atol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
         "structural_zeros": [dict, None],
         "initial_cliques": [list, tuple, None],
@@ -251,7 +259,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
                  preprocessing_budget=0.1, max_categories=99,
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
-                 tol=1e-6, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
+                 tol=1e-6, round_atol=1.0, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
                  verbose=False, callback=None, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
@@ -266,6 +274,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         self.max_iters = max_iters
         self.final_max_iters = final_max_iters
         self.tol = tol
+        self.round_atol = round_atol
         self.early_stopping = early_stopping
         self.structural_zeros = structural_zeros
         self.initial_cliques = initial_cliques
@@ -300,7 +309,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         return _RunOptions(
             labels=list(self.domain_.columns), model_domain=self.domain_.model_domain(),
             max_model_size=self.max_model_size,
-            max_iters=self.max_iters, tol=self.tol, early_stopping=self.early_stopping,
+            max_iters=self.max_iters, tol=self.tol, round_atol=self.round_atol,
+            early_stopping=self.early_stopping,
             verbose=self.verbose, callback=self.callback)
 
     def _planned_rounds(self) -> int:
@@ -340,7 +350,7 @@ class _RunOptions:
         Column names, for the ledger and the history.
     model_domain : ModelDomain
         Attribute name and number of codes of every column, in the engine's form.
-    max_model_size, max_iters, tol, early_stopping, verbose, callback
+    max_model_size, max_iters, tol, round_atol, early_stopping, verbose, callback
         The estimator's hyperparameters of the same names.
     """
 
@@ -349,6 +359,7 @@ class _RunOptions:
     max_model_size: float
     max_iters: int
     tol: float
+    round_atol: float
     early_stopping: float | None
     verbose: bool
     callback: Callable[[dict], Any] | None
@@ -403,7 +414,8 @@ class _Run:
         cliques = [self.scorer.clique(m) for m in first] + self.zeros.cliques
         tree = JunctionTree(self.options.model_domain, cliques)
         self.model, _ = refit(tree, self.bank, None, self.zeros,
-                              max_iters=self.options.max_iters, tol=self.options.tol)
+                              max_iters=self.options.max_iters, tol=self.options.tol,
+                                atol=self.options.round_atol)
 
     def loop(self, schedule: BudgetSchedule) -> None:
         """Select-measure-estimate rounds until the budget is spent."""
@@ -426,9 +438,11 @@ class _Run:
         if schedule.final:
             sigma = BudgetSchedule.sigma_for(self.ledger.rho_remaining())
         self.measure(chosen, sigma)
+        self.model.release_beliefs()  # only its potentials warm-start the refit
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
         self.model, est = refit(tree, self.bank, self.model, self.zeros,
-                                max_iters=self.options.max_iters, tol=self.options.tol)
+                                max_iters=self.options.max_iters, tol=self.options.tol,
+                                atol=self.options.round_atol)
         after = self.scorer.model_counts(self.model, chosen)
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,

@@ -253,6 +253,7 @@ def refit(
     *,
     max_iters: int,
     tol: float,
+    atol: float = 0.0,
 ) -> tuple[GraphicalModel, dict]:
     """Re-estimate the model on ``tree`` from every measurement so far.
 
@@ -266,7 +267,7 @@ def refit(
         Previous model (warm start), on ``tree`` or on a coarser tree.
     zeros : ZeroMasks
         Structural zeros, forced into the result.
-    max_iters, tol : int, float
+    max_iters, tol, atol : int, float, float
         Mirror-descent limits of :func:`sklearn_dpsynth.pgm.estimate`.
 
     Returns
@@ -280,7 +281,7 @@ def refit(
     else:
         start = warm_start(warm, tree, zeros)
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
-                           potentials=start, max_iters=max_iters, tol=tol)
+                           potentials=start, max_iters=max_iters, tol=tol, atol=atol)
     return zeros.apply(model), info
 
 
@@ -325,6 +326,7 @@ def refit_from_independent(
     """
     one_way = {(a,): np.log(np.maximum(previous.marginal((a,)), START_FLOOR))
                for a in tree.domain}
+    previous.release_beliefs()
     threshold = early_stopping * bank.n_entries()
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
                            potentials=zeros.potentials(one_way), max_iters=max_iters, tol=tol,
