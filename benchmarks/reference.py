@@ -348,6 +348,8 @@ def run_task(task: Task, options: argparse.Namespace) -> dict:
         synthetic = check_codes(synthetic, table.domain, task.side)
         record.update(marginal_scores(table.train, synthetic, table.domain, options.n_3way))
         record["highorder"] = float(table.highorder(synthetic, table.train))
+    if synthetic is not None and options.keep_synthetic:
+        synthetic.to_csv(Path(options.out) / f"{task.label}.csv.gz", index=False)
     path = Path(options.out) / f"{task.label}.json"
     path.write_text(json.dumps(record, indent=1))
     return record
@@ -438,6 +440,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="folder holding adult/ and texas/ (default: ../shared/data)")
     parser.add_argument("--out", default="benchmarks/results/reference")
     parser.add_argument("--force", action="store_true", help="rerun runs already recorded")
+    parser.add_argument("--keep-synthetic", action="store_true",
+                        help="also store each run's synthetic codes (<run>.csv.gz) to rescore later")
     parser.add_argument("--summarise", metavar="DIR", default=None,
                         help="print the Markdown summary of DIR's records and exit")
     args = parser.parse_args(argv)

@@ -175,3 +175,18 @@ def test_driver_end_to_end(tmp_path):  # pragma: no cover - needs the reference 
     synthetic, _ = read_coded_table(out, domain_path)
     assert json.loads(info.read_text())["fit_seconds"] > 0
     assert ordered_share(synthetic) > 0.9  # the real share is 1; uniform rows give 5/16
+
+
+def test_run_task_records_and_keeps_synthetic(tmp_path):
+    args = reference.parse_args(["--tables", "ordered", "--sides", "ours", "--keep-synthetic",
+                                 "--out", str(tmp_path)])
+    task = reference.plan(args)[0]
+    record = reference.run_task(task, args)
+    stored = json.loads((tmp_path / f"{task.label}.json").read_text())
+    assert stored["status"] == "ok" and stored["tvd2"] == pytest.approx(record["tvd2"])
+    synthetic = pd.read_csv(tmp_path / f"{task.label}.csv.gz")
+    table = reference.load_ordered()
+    rescored = marginal_scores(table.train, synthetic, table.domain, args.n_3way)
+    assert rescored["tvd2"] == pytest.approx(stored["tvd2"])
+    assert ordered_share(synthetic) == pytest.approx(stored["highorder"])
+    assert reference.plan(args) == []  # recorded: a rerun skips it
