@@ -125,6 +125,8 @@ def make_synthesizer(method: str, seed: int, data, public, args):
     neural = dict(device=args.device, n_threads=args.threads, random_state=seed)
     if args.epochs is not None:
         neural["epochs"] = args.epochs
+    if args.lr is not None:
+        neural["lr"] = args.lr
     if method in VARIANTS:
         from sklearn_dpsynth.neural import DP2StageSynthesizer
 
@@ -295,6 +297,8 @@ def main(argv=None) -> None:
                         help="rows of the other table used by DP-2Stage-O")
     parser.add_argument("--epochs", type=float, default=None,
                         help="DP-SGD epochs of the neural methods (default: each one's own)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="DP-SGD learning rate of the neural methods (default: each one's own)")
     parser.add_argument("--stage1-epochs", type=float, default=None,
                         help="DP-2Stage stage-1 epochs (default: the estimator's 5)")
     parser.add_argument("--epsilon", type=float, default=1.0)
