@@ -200,7 +200,7 @@ def _train_private(model, data, config, dp, rng, device, generator,
         for step in range(config.steps):
             index = poisson_batch(n_rows, config.sample_rate, rng)
             total = _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows,
-                                  embedded)
+                                  embedded, want_loss=progress is not None)
             scheduler.step()
             report.rows_seen += len(index)
             if progress is not None:
@@ -213,16 +213,20 @@ def _train_private(model, data, config, dp, rng, device, generator,
     return report
 
 
-def _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows,
-                  embedded) -> float:
-    """One DP-SGD step over a Poisson batch, in physical chunks; the summed row loss."""
+def _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows, embedded,
+                  want_loss: bool = False) -> float:
+    """One DP-SGD step over a Poisson batch, in physical chunks.
+
+    Returns the summed row loss when ``want_loss`` (a device sync per chunk), else 0.
+    """
     total = 0.0
     bounds = list(range(0, len(index), chunk_rows)) or [0]
     for i, lo in enumerate(bounds):
         part = index[lo:lo + chunk_rows]
         if len(part):
             losses = row_losses(wrapped, *_batch(data, part, device))
-            total += float(losses.detach().sum())
+            if want_loss:
+                total += float(losses.detach().sum())
             _clipped_backward(wrapped, optimizer, losses, dp.grad_sample_mode, embedded.pop())
         else:
             _empty_batch(optimizer, dp.grad_sample_mode)
