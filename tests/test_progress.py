@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -51,22 +52,62 @@ def test_evaluate_shows_a_bar_only_when_verbose(data, capsys):
 
 @pytest.mark.neural
 @pytest.mark.parametrize("name", ["DPTBARTSynthesizer", "SynLMSynthesizer"])
-def test_neural_epochs_print_loss_and_budget(name, data, capsys):
+def test_neural_epochs_print_budget_and_only_loudly_the_loss(name, data, capsys):
     pytest.importorskip("torch")
     pytest.importorskip("opacus")
     import sklearn_dpsynth
+    from sklearn_dpsynth import PrivacyWarning
 
     cls = getattr(sklearn_dpsynth, name)
     params = dict(domain=data.domain, epochs=2.0, batch_size=100, d_model=8, n_heads=2,
                   n_layers=1, random_state=0)
-    cls(**params).fit(data.frame, epsilon=1.0)
+    quiet = cls(**params).fit(data.frame, epsilon=1.0)
     assert capsys.readouterr().err == ""
-    model = cls(verbose=1, **params).fit(data.frame, epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # verbose=1 is public: no warning
+        model = cls(verbose=1, **params).fit(data.frame, epsilon=1.0)
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith(f"[{name}] epoch") for line in lines)
     assert [line.split()[2] for line in lines] == ["1/2", "2/2"]
-    losses = [float(re.search(r"training loss (\S+)", line).group(1)) for line in lines]
-    assert all(np.isfinite(losses))
+    assert not any("loss" in line for line in lines)
     spent = [float(line.rsplit(" ", 1)[1]) for line in lines]
     # the last line's "spent so far" is the ledger's total, computed independently
     assert spent[0] < spent[1] == pytest.approx(model.privacy_ledger_.spent()[0], rel=1e-3)
+    with pytest.warns(PrivacyWarning, match="without noise") as record:
+        loud = cls(verbose=2, **params).fit(data.frame, epsilon=1.0)
+    assert sum(issubclass(w.category, PrivacyWarning) for w in record) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    losses = [float(re.search(r"training loss (\S+)", line).group(1)) for line in lines]
+    assert len(losses) == 2 and all(np.isfinite(losses))
+    assert [float(line.rsplit(" ", 1)[1]) for line in lines] == spent
+    # progress does not change the fit
+    pd.testing.assert_frame_equal(quiet.sample(50, random_state=1),
+                                  loud.sample(50, random_state=1))
+
+
+@pytest.mark.neural
+def test_dp2stage_stage2_prints_loss_only_loudly(data, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("opacus")
+    from sklearn_dpsynth import PrivacyWarning
+    from sklearn_dpsynth.neural import DP2StageSynthesizer
+
+    params = dict(domain=data.domain, epochs=2.0, stage1_epochs=1.0, stage1_rows=200,
+                  batch_size=100, d_model=8, n_heads=2, n_layers=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        model = DP2StageSynthesizer(verbose=1, **params).fit(data.frame, epsilon=1.0)
+    lines = capsys.readouterr().err.strip().splitlines()
+    stage1 = [line for line in lines if "stage 1" in line]
+    stage2 = [line for line in lines if "stage 2" in line]
+    assert len(stage1) + len(stage2) == len(lines) and stage1 and len(stage2) == 2
+    # stage 1 trains on public pseudo rows: its loss may be shown
+    assert all(np.isfinite(float(re.search(r"training loss (\S+)", line).group(1)))
+               for line in stage1)
+    assert not any("loss" in line for line in stage2)
+    spent = [float(line.rsplit(" ", 1)[1]) for line in stage2]
+    assert spent[0] < spent[1] == pytest.approx(model.privacy_ledger_.spent()[0], rel=1e-3)
+    with pytest.warns(PrivacyWarning, match="without noise"):
+        DP2StageSynthesizer(verbose=2, **params).fit(data.frame, epsilon=1.0)
+    stage2 = [line for line in capsys.readouterr().err.splitlines() if "stage 2" in line]
+    assert len(stage2) == 2 and all("training loss" in line for line in stage2)

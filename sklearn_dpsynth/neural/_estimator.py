@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,6 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
 from ..backends import EncodedTable
+from ..exceptions import PrivacyWarning
 from ..privacy import PrivacyLedger
 from ._optional import require_torch
 
@@ -288,9 +290,17 @@ class TransformerSynthesizer(_TorchSynthesizer):
 
 
 class _EpochProgress:
-    """Per-epoch lines on stderr: mean training loss and epsilon spent so far."""
+    """Per-epoch lines on stderr: step and epsilon spent so far (and, loudly, the loss).
 
-    def __init__(self, name: str, ledger: PrivacyLedger, plan, epochs: float) -> None:
+    ``verbose=1`` prints only public quantities: the epoch, the step and the
+    epsilon spent so far (functions of the public plan).  ``verbose >= 2``
+    adds the mean training loss of the epoch's batches, which is computed on
+    the private rows *without noise*: it raises a
+    :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once per fit.
+    """
+
+    def __init__(self, name: str, ledger: PrivacyLedger, plan, epochs: float,
+                 show_loss: bool = False) -> None:
         from ..privacy import dpsgd_rdp
 
         # the ledger before the DP-SGD entry: "spent so far" adds the steps done
@@ -298,6 +308,7 @@ class _EpochProgress:
         self.before = PrivacyLedger(root.epsilon, root.delta)
         self.before.entries = list(root.entries)
         self.name, self.plan, self.rdp = name, plan, dpsgd_rdp
+        self.show_loss = show_loss
         # the step ending each (last possibly partial) epoch
         n_epochs = max(int(np.ceil(epochs - 1e-9)), 1)
         ends = [min(int(round(k * plan.steps / epochs)), plan.steps)
@@ -308,11 +319,20 @@ class _EpochProgress:
         self.losses: list[float] = []
 
     @classmethod
-    def create(cls, estimator, ledger: PrivacyLedger, plan) -> "_EpochProgress | None":
-        """A progress callback when ``estimator.verbose``, else None."""
+    def create(cls, estimator, ledger: PrivacyLedger, plan, name: str | None = None
+               ) -> "_EpochProgress | None":
+        """A progress callback when ``estimator.verbose``, else None.
+
+        With ``verbose >= 2`` it warns (:class:`PrivacyWarning`) that the
+        printed loss is an un-noised statistic of the private rows.
+        """
         if not estimator.verbose:
             return None
-        return cls(type(estimator).__name__, ledger, plan, float(estimator.epochs))
+        show_loss = int(estimator.verbose) >= 2
+        if show_loss:
+            warn_private_loss(type(estimator).__name__)
+        return cls(name or type(estimator).__name__, ledger, plan, float(estimator.epochs),
+                   show_loss=show_loss)
 
     def epsilon_after(self, steps: int) -> float:
         """Epsilon of the entries before training plus ``steps`` DP-SGD steps."""
@@ -321,13 +341,24 @@ class _EpochProgress:
         return self.before.epsilon_if(rdp=(orders, curve))
 
     def __call__(self, step: int, steps: int, loss: float) -> None:
-        if np.isfinite(loss):
+        if self.show_loss and np.isfinite(loss):
             self.losses.append(loss)
         epoch = self.epoch_of_step.get(step)
         if epoch is None:
             return
-        mean = float(np.mean(self.losses)) if self.losses else float("nan")
-        self.losses = []
-        print(f"[{self.name}] epoch {epoch}/{self.n_epochs} (step {step}/{steps}): "
-              f"training loss {mean:.4f} nats/row, epsilon spent so far "
-              f"{self.epsilon_after(step):.4g}", file=sys.stderr, flush=True)
+        line = f"[{self.name}] epoch {epoch}/{self.n_epochs} (step {step}/{steps}): "
+        if self.show_loss:
+            mean = float(np.mean(self.losses)) if self.losses else float("nan")
+            self.losses = []
+            line += f"training loss {mean:.4f} nats/row (private, not noised), "
+        line += f"epsilon spent so far {self.epsilon_after(step):.4g}"
+        print(line, file=sys.stderr, flush=True)
+
+
+def warn_private_loss(name: str) -> None:
+    """Warn that ``verbose >= 2`` prints an un-noised statistic of the private rows."""
+    warnings.warn(
+        f"{name}(verbose>=2) prints the training loss of the private batches, computed "
+        "on the private rows without noise: it is not covered by the DP guarantee, so the "
+        "log must stay private. Use verbose=1 for epsilon and steps only.",
+        PrivacyWarning, stacklevel=4)

@@ -18,6 +18,7 @@ from ..privacy import PrivacyLedger
 from ._estimator import (
     NEURAL_CONSTRAINTS,
     PUBLIC_AUTO_BATCH,
+    _EpochProgress,
     _TorchSynthesizer,
     resolve_device,
     torch_threads,
@@ -126,8 +127,13 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         TAN-style helper of :class:`~sklearn_dpsynth.DPTBARTSynthesizer`.
     max_grad_norm : float, default=1.0
         Per-sample clipping norm (the paper's C=1).
-    lr : float, default=3e-3
-        Peak learning rate of stage 2.
+    lr : float, default=1e-2
+        Peak learning rate of stage 2 (DP-TBART's default).  Measured on
+        Adult at ``epsilon=1`` (3 seeds, default architecture): with
+        ``3e-3`` the few, very noisy DP-SGD steps barely move the model
+        (logistic F1 0.01-0.06, held-out log-likelihood -31.8 to -33.0
+        nats/row), with ``1e-2`` it reaches F1 0.61-0.62 and -29.7 (see the
+        user guide).  It does not change the fit time.
     warmup_steps : int, default=10
         Warm-up steps of each stage (at most a tenth of it).
     weight_decay : float, default=0.0
@@ -139,7 +145,13 @@ class DP2StageSynthesizer(_TorchSynthesizer):
     n_threads : int or None, default=1
         torch intra-op CPU threads during fit, sample and score.
     verbose : int, default=0
-        Print the progress of both stages (about ten lines each).
+        Progress on stderr.  ``1``: stage 1 prints about ten lines with its
+        training loss (public pseudo rows, nothing private), stage 2 one
+        line per epoch with the step and the epsilon spent so far (public
+        quantities).  ``2`` or more also prints stage 2's mean training
+        loss per epoch, computed on the private rows *without noise*, and
+        raises a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once
+        per fit: such a log must stay private.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the pseudo data, noise, batches, initialisation and sampling.
 
@@ -229,7 +241,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
                  stage1_epochs=5.0, stage1_rows=5000, stage1_lr=3e-3, value_weight=0.65,
                  target=None, column_order=None, d_model=64, n_layers=2, n_heads=4,
                  d_ff=None, dropout=0.0, epochs=10.0, batch_size=1024, max_grad_norm=1.0,
-                 lr=3e-3, warmup_steps=10, weight_decay=0.0, grad_sample_mode="auto",
+                 lr=1e-2, warmup_steps=10, weight_decay=0.0, grad_sample_mode="auto",
                  device="auto", n_threads=1, verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
@@ -374,7 +386,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
             weight_decay=float(self.weight_decay))
         train_text_model(self.model_, tokens, lengths, token_weights(types, lengths, None),
                          config, dp=None, rng=rng, device=device,
-                         progress=self._progress("stage 1 (template, non-private)"),
+                         progress=self._stage1_progress(),
                          batch_rows=self._shuffled_rows(pseudo_text, pseudo_codes, None, rng))
         self.stage1_steps_ = config.steps
 
@@ -384,6 +396,8 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         from .text_training import token_weights, train_text_model
 
         plan = self._plan_private_run(table.n_rows, ledger, rng)
+        progress = _EpochProgress.create(self, ledger, plan,
+                                         name=f"{type(self).__name__} stage 2 (DP fine-tuning)")
         self._spend_private_run(ledger, plan, "language-model weights (DP-2Stage stage 2)")
         codes = table.to_numpy()
         tokens, types, lengths = self.text_.encode(codes)
@@ -393,7 +407,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         train_text_model(self.model_, tokens, lengths,
                          token_weights(types, lengths, self.value_weight), config, dp=dp,
                          rng=rng, device=device,
-                         progress=self._progress("stage 2 (DP fine-tuning)"),
+                         progress=progress,
                          batch_rows=self._shuffled_rows(self.text_, codes, self.value_weight,
                                                         shuffle_rng))
 
@@ -415,14 +429,25 @@ class DP2StageSynthesizer(_TorchSynthesizer):
 
         return batch_rows
 
-    def _progress(self, stage: str):
-        """A progress printer (about ten lines per stage) when verbose, else None."""
+    def _stage1_progress(self):
+        """Stage 1's printer when verbose (about ten lines), else None.
+
+        Stage 1 reads only public or pseudo rows, so its mean training loss
+        since the previous line is printed at any ``verbose`` level.
+        """
         if not self.verbose:
             return None
+        losses: list[float] = []
+        label = f"[{type(self).__name__} stage 1 (template, non-private)]"
 
-        def report(step: int, steps: int) -> None:
+        def report(step: int, steps: int, loss: float) -> None:
+            if np.isfinite(loss):
+                losses.append(loss)
             if step == steps or step % max(steps // 10, 1) == 0:
-                print(f"[DP2Stage] {stage}: step {step}/{steps}", file=sys.stderr, flush=True)
+                mean = float(np.mean(losses)) if losses else float("nan")
+                losses.clear()
+                print(f"{label} step {step}/{steps}: training loss {mean:.4f} nats/row "
+                      "(public pseudo rows)", file=sys.stderr, flush=True)
 
         return report
 

@@ -94,11 +94,13 @@ class SynLMSynthesizer(TransformerSynthesizer):
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample.
     verbose : int, default=0
-        When positive, print one line per epoch on stderr: the mean training
-        loss of the epoch (nats per row, computed on the private batches
-        without noise: for the operator of the fit, not for release) and
-        the epsilon spent so far (the ledger's entries before training and
-        the DP-SGD steps done).
+        ``1``: one line per epoch on stderr with the step and the epsilon
+        spent so far (the ledger's entries before training and the DP-SGD
+        steps done), public quantities only.  ``2`` or more also prints the
+        mean training loss of the epoch (nats per row), computed on the
+        private batches *without noise*, and raises a
+        :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once per fit:
+        such a log must stay private.
     n_threads : int or None, default=1
         torch intra-op CPU threads during fit, sample and score (restored
         afterwards); None leaves torch's setting.  One thread is the default

@@ -99,7 +99,7 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
                      weights: np.ndarray, config: TrainingConfig, *,
                      dp: DPSGDConfig | None, rng: np.random.Generator,
                      device: torch.device,
-                     progress: Callable[[int, int], None] | None = None,
+                     progress: Callable[[int, int, float], None] | None = None,
                      batch_rows: Callable[[np.ndarray], tuple] | None = None
                      ) -> TrainingReport:
     """Train ``model`` in place on token rows.
@@ -122,7 +122,9 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
         Batches and torch seeds (dropout, DP noise).
     device : torch.device
     progress : callable, optional
-        Called as ``progress(step, steps)`` after every step.
+        Called as ``progress(step, steps, loss)`` after every step, ``loss``
+        the mean weighted loss of the step's rows (NaN for an empty batch;
+        under DP an un-noised statistic of the private rows).
     batch_rows : callable, optional
         ``batch_rows(index)`` returns ``(tokens, lengths, weights)`` of the
         rows ``index`` written afresh (e.g. in a new random field order at
@@ -161,14 +163,16 @@ def _train_plain(model, data, config, rng, device, progress) -> TrainingReport:
     for step in range(config.steps):
         index = poisson_batch(n_rows, config.sample_rate, rng)
         optimizer.zero_grad(set_to_none=True)
+        loss = float("nan")
         if len(index):
             losses = row_losses(model, *_batch(data, index, device))
             (losses.sum() / config.expected_batch_size).backward()
             optimizer.step()
+            loss = float(losses.detach().mean()) if progress is not None else loss
         scheduler.step()
         report.rows_seen += len(index)
         if progress is not None:
-            progress(step + 1, config.steps)
+            progress(step + 1, config.steps, loss)
     model.zero_grad(set_to_none=True)
     return report
 
@@ -195,11 +199,13 @@ def _train_private(model, data, config, dp, rng, device, generator,
     try:
         for step in range(config.steps):
             index = poisson_batch(n_rows, config.sample_rate, rng)
-            _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows, embedded)
+            total = _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows,
+                                  embedded, want_loss=progress is not None)
             scheduler.step()
             report.rows_seen += len(index)
             if progress is not None:
-                progress(step + 1, config.steps)
+                progress(step + 1, config.steps,
+                         total / len(index) if len(index) else float("nan"))
     finally:
         embedded.remove()
         wrapped.cleanup()
@@ -207,16 +213,24 @@ def _train_private(model, data, config, dp, rng, device, generator,
     return report
 
 
-def _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows, embedded) -> None:
-    """One DP-SGD step over a Poisson batch, in physical chunks."""
+def _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows, embedded,
+                  want_loss: bool = False) -> float:
+    """One DP-SGD step over a Poisson batch, in physical chunks.
+
+    Returns the summed row loss when ``want_loss`` (a device sync per chunk), else 0.
+    """
+    total = 0.0
     bounds = list(range(0, len(index), chunk_rows)) or [0]
     for i, lo in enumerate(bounds):
         part = index[lo:lo + chunk_rows]
         if len(part):
             losses = row_losses(wrapped, *_batch(data, part, device))
+            if want_loss:
+                total += float(losses.detach().sum())
             _clipped_backward(wrapped, optimizer, losses, dp.grad_sample_mode, embedded.pop())
         else:
             _empty_batch(optimizer, dp.grad_sample_mode)
         optimizer.signal_skip_step(do_skip=i < len(bounds) - 1)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+    return total
