@@ -186,3 +186,90 @@ def test_maximum_spanning_tree_and_mutual_information():
     assert mi[pairs.index((0, 2))] < 1e-2 < mi[pairs.index((2, 3))] < mi[pairs.index((0, 1))]
     edges = maximum_spanning_tree(pairs, mi, Components(4))
     assert edges[:2] == [(0, 1), (2, 3)] and len(edges) == 3
+
+
+# ------------------------------------------------------ MST's warm start
+def _mst_with_attributes(names):
+    from sklearn_dpsynth.marginal.mst import MSTSynthesizer
+    synth = MSTSynthesizer()
+    synth.attributes_ = list(names)
+    return synth
+
+
+def _joint_from_potentials(start, names, sizes):
+    """Brute-force normalised joint of a dict of log-potentials keyed by attribute tuples."""
+    log_joint = np.zeros(sizes)
+    for clique, table in start.items():
+        axes = [names.index(a) for a in clique]
+        order = np.argsort(axes)
+        shape = [1] * len(names)
+        for a in axes:
+            shape[a] = sizes[a]
+        log_joint = log_joint + np.transpose(table, order).reshape(shape)
+    joint = np.exp(log_joint - log_joint.max())
+    return joint / joint.sum()
+
+
+def test_rooted_edges_orient_every_tree_of_a_forest_from_its_first_node():
+    from sklearn_dpsynth.marginal.mst import _rooted_edges
+
+    nodes = ["a", "b", "c", "d", "e", "f"]
+    edges = [("c", "b"), ("a", "c"), ("d", "c"), ("f", "e")]
+    rooted = _rooted_edges(nodes, edges)
+    assert len(rooted) == len(edges)
+    assert {frozenset(e) for e in rooted} == {frozenset(e) for e in edges}
+    children = [child for _, child in rooted]
+    assert sorted(children) == ["b", "c", "d", "f"]         # roots a and e are nobody's child
+    position = {child: k for k, (_, child) in enumerate(rooted)}
+    for parent, child in rooted:                            # a parent is reached before its child
+        assert parent in ("a", "e") or position[parent] < position[child]
+
+
+def test_signal_weight_is_the_positive_part_james_stein_weight():
+    from sklearn_dpsynth.marginal.mst import _signal_weight
+
+    outer = np.full((2, 3), 10.0)
+    noisy = outer + np.array([[3.0, 0.0, -1.0], [0.0, 2.0, 0.0]])
+    excess = 9.0 + 1.0 + 4.0
+    assert _signal_weight(noisy, outer, 0.5) == pytest.approx(1 - 4 * 0.25 / excess)
+    assert _signal_weight(noisy, outer, 5.0) == 0.0         # the noise explains it all
+    assert _signal_weight(outer, outer, 1.0) == 0.0         # no departure from independence
+
+
+def test_warm_start_is_the_exact_tree_model_for_well_measured_edges():
+    """Noise-free chain a - b - c: the start's joint is the true tree distribution."""
+    from sklearn_dpsynth.pgm import Measurement
+
+    rng = np.random.default_rng(0)
+    sizes = [2, 3, 2]
+    p_a = np.array([0.7, 0.3])
+    p_b_a = rng.dirichlet(np.ones(3) * 0.3, size=2)
+    p_c_b = rng.dirichlet(np.ones(2) * 0.3, size=3)
+    truth = p_a[:, None, None] * p_b_a[:, :, None] * p_c_b[None, :, :]
+    total = 1e6
+    ab, bc = truth.sum(axis=2) * total, truth.sum(axis=0) * total
+    independent = [truth.sum(axis=(1, 2)) * total, truth.sum(axis=(0, 2)) * total,
+                   truth.sum(axis=(0, 1)) * total]
+    synth = _mst_with_attributes(["a", "b", "c"])
+    measured = [Measurement(("a", "b"), ab.ravel(), 1e-3),
+                Measurement(("c", "b"), bc.T.ravel(), 1e-3)]    # axes in the clique's order
+    start = synth._warm_start(measured, independent)
+    assert set(start) == {("a",), ("a", "b"), ("b", "c")}
+    np.testing.assert_allclose(_joint_from_potentials(start, ["a", "b", "c"], sizes), truth,
+                               atol=1e-9)
+
+
+def test_warm_start_is_the_independent_model_where_noise_swamps_the_tables():
+    from sklearn_dpsynth.pgm import Measurement
+
+    independent = [np.array([60.0, 40.0]), np.array([30.0, 70.0])]
+    synth = _mst_with_attributes(["a", "b"])
+    measured = [Measurement(("a", "b"), np.array([20.0, 40.0, 10.0, 30.0]), 50.0)]
+    start = synth._warm_start(measured, independent)
+    assert set(start) == {("a",), ("b",)}
+    np.testing.assert_allclose(start[("b",)], np.log(independent[1]))
+    # larger cliques (initial_cliques): always the independent start
+    triple = [Measurement(("a", "b", "c"), np.zeros(8), 1.0)]
+    synth = _mst_with_attributes(["a", "b", "c"])
+    start = synth._warm_start(triple, independent + [np.array([50.0, 50.0])])
+    assert set(start) == {("a",), ("b",), ("c",)}
