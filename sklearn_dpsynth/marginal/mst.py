@@ -16,7 +16,7 @@ from .._base import BaseSynthesizer
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
-from ._compression import DomainCompression, weighted_simplex_projection
+from ._compression import DomainCompression
 from ._measure import measure_marginals, weighted_sigmas
 from ._pgm_mixin import _PGMMixin
 from ._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
@@ -31,11 +31,6 @@ COMPRESSION_SIGMAS = 3.0
 #: Smallest count of a code in the estimation's starting point (the
 #: independent model), so that its log-potentials are finite.
 _WARM_START_FLOOR = 0.01
-
-#: Tree edges whose noisy 2-way table has at least this James-Stein weight
-#: (see ``_signal_weight``) start the estimation at their measured
-#: conditional instead of independence.
-TREE_START_WEIGHT = 0.99
 
 #: Largest diagonal query passed to the engine as a dense matrix.
 _DENSE_QUERY_MAX = 512
@@ -64,8 +59,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
        measured with the Gaussian mechanism (``rho / 3``);
     5. Private-PGM (:func:`sklearn_dpsynth.pgm.estimate`) fits a graphical
        model to all the measurements, starting from the independent model
-       of step 3, or from the measured tree conditional along the edges
-       measured far above the noise (see Notes);
+       of step 3 (see Notes);
     6. rows are generated from the model (low-variance sampler by default)
        and merged codes are spread uniformly over the original codes they
        stand for.
@@ -176,19 +170,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     **Estimation.** The least-squares optimum fits the noise as well as the
     signal: at small budgets a 2-way table with many small cells is mostly
     noise. Mirror descent starts from the independent model (the exact
-    least-squares fit of the 1-way measurements), except along the tree edges
-    whose noisy 2-way table departs from independence far above the noise
-    (positive-part James-Stein weight ``1 - (k - 2) sigma^2 / ||y - o||^2`` at
-    least ``TREE_START_WEIGHT`` = 0.99, for a table ``y`` of ``k`` cells and
-    the independent model's table ``o``): there the child column starts at the
-    measured conditional ``P(child | parent)`` (tree rooted at its first
-    column; the table projected onto the non-negative ones of the estimated
-    total).  On strongly dependent tables this saves 30-45% of the steps
-    (``ordered`` of ``benchmarks/reference.py``, texas at epsilon 10) and
-    changes no figure beyond seed noise; starting *every* edge there (or at
-    a shrunk table) made the discrepancy stop below fire after a few steps on
-    noisy tables and cost accuracy (adult at epsilon 1: held-out NLL +0.6
-    nats).  Only when every measured clique is a pair.  Then, with
+    least-squares fit of the 1-way measurements) and, with
     ``early_stopping=tau``, stops at the first step whose loss
     ``sum ||Q mu - y||^2 / sigma^2`` is at most ``tau`` times the number of
     measured entries ``m``, the loss's expected value at the true marginals (a
@@ -215,7 +197,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     composes additively (also adaptively), so the fit is ``rho``-zCDP and the
     ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
     :class:`~sklearn_dpsynth.PrivacyLedger`. Compression, the
-    independent model of step 3, the estimation's starting point, estimation, generation, :meth:`marginal` and
+    independent model of step 3, estimation, generation, :meth:`marginal` and
     :meth:`score_samples` only use the noisy outputs (post-processing).  Budget
     split: thirds ``(rho_1, rho_2, rho_3)`` as above; halves between steps 1
     and 4 when no private selection is needed (``fit(..., public_data=)`` given, the
@@ -307,7 +289,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         measurements = one_way + self._measure_cliques(compressed, cliques, ledger, rng,
                                                        plan.weights)
         log.start(f"estimating the model from {len(measurements)} measurements")
-        self._estimate(measurements, self._warm_start(measurements[len(one_way):], independent))
+        self._estimate(measurements, independent)
         log.start(None)
         labels = self.domain_.columns
         self.cliques_ = [tuple(labels[c] for c in clique) for clique in cliques]
@@ -395,48 +377,10 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                 for clique, y, sigma in zip(cliques, noisy, sigmas)]
 
     # ---------------------------------------------------- step 5: estimation
-    def _warm_start(self, clique_measurements: list[Measurement],
-                    independent: list[np.ndarray]) -> dict[tuple[str, ...], np.ndarray]:
-        """Log-potentials of the estimation's starting point (post-processing).
-
-        The independent model of the 1-way measurements, except along the
-        tree edges whose noisy 2-way table stands far above the noise
-        (``_signal_weight`` at least ``TREE_START_WEIGHT``): with each
-        tree rooted at its first column, such an edge's child starts at the
-        conditional ``P(child | parent)`` of the measured table, projected
-        onto the non-negative tables of the estimated total.  Only when every
-        measured clique is a pair (a spanning forest).  Computed from noisy
-        measurements only.
-        """
+    def _estimate(self, measurements: list[Measurement], independent: list[np.ndarray]) -> None:
+        """Private-PGM from the independent model; sets ``model_``."""
         start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
                  for a, counts in zip(self.attributes_, independent)}
-        if not clique_measurements or any(len(m.clique) != 2 for m in clique_measurements):
-            return start
-        total = float(independent[0].sum())
-        counts = dict(zip(self.attributes_, independent))
-        tables = {}
-        for m in clique_measurements:
-            outer = np.outer(counts[m.clique[0]], counts[m.clique[1]]) / total
-            noisy = np.asarray(m.noisy, dtype=float).reshape(outer.shape)
-            if _signal_weight(noisy, outer, m.sigma) >= TREE_START_WEIGHT:
-                flat = weighted_simplex_projection(noisy.ravel(), np.ones(noisy.size), total)
-                tables[m.clique] = flat.reshape(outer.shape)
-        edges = [m.clique for m in clique_measurements]
-        for parent, child in _rooted_edges(self.attributes_, edges):
-            if (parent, child) in tables:
-                table = tables[(parent, child)]
-            elif (child, parent) in tables:
-                table = tables[(child, parent)].T
-            else:
-                continue
-            table = np.maximum(table, _WARM_START_FLOOR)
-            start[(parent, child)] = np.log(table / table.sum(axis=1, keepdims=True))
-            del start[(child,)]
-        return start
-
-    def _estimate(self, measurements: list[Measurement],
-                  start: dict[tuple[str, ...], np.ndarray]) -> None:
-        """Private-PGM from the warm start ``start``; sets ``model_``."""
         self.model_, self.estimation_info_ = estimate(
             self._model_domain(), measurements, potentials=start, max_iters=self.max_iters,
             tol=self.tol, callback=self._stopping_rule(measurements))
@@ -525,45 +469,6 @@ def _candidate_pairs(n_columns: int, components: Components) -> list[tuple[int, 
     """Column pairs that join two different components (public: the structure only)."""
     pairs = all_pairs(n_columns)
     return [p for p, apart in zip(pairs, components.apart(pairs)) if apart]
-
-
-def _signal_weight(noisy: np.ndarray, outer: np.ndarray, sigma: float) -> float:
-    """Positive-part James-Stein weight of a noisy table against the independent model.
-
-    ``max(0, 1 - (k - 2) sigma^2 / |y - o|^2)`` for a table ``y`` of ``k``
-    cells with noise ``sigma`` and the independent model's table ``o``: near
-    1 when the table's departure from independence stands far above the
-    noise, 0 when the noise could explain it.
-    """
-    excess = float(np.sum((noisy - outer) ** 2))
-    if excess <= 0:
-        return 0.0
-    return max(0.0, 1.0 - max(noisy.size - 2, 0) * sigma ** 2 / excess)
-
-
-def _rooted_edges(nodes: list[str], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``(parent, child)`` pairs of a forest, each tree rooted at its first node.
-
-    Breadth-first from every node not yet reached, in ``nodes`` order.
-    """
-    neighbours: dict[str, list[str]] = {a: [] for a in nodes}
-    for a, b in edges:
-        neighbours[a].append(b)
-        neighbours[b].append(a)
-    reached, out = set(), []
-    for root in nodes:
-        if root in reached:
-            continue
-        reached.add(root)
-        queue = [root]
-        while queue:
-            parent = queue.pop(0)
-            for child in neighbours[parent]:
-                if child not in reached:
-                    reached.add(child)
-                    out.append((parent, child))
-                    queue.append(child)
-    return out
 
 
 def _diagonal(values: np.ndarray) -> np.ndarray | sp.csr_matrix:
