@@ -259,8 +259,12 @@ def _category_counts_many(table: Any, names: Sequence[Hashable]
     if isinstance(table, pd.DataFrame):
         out = []
         for name in names:
-            counts = table[name].astype(object).value_counts(dropna=True, sort=False)
-            out.append((list(counts.index), counts.to_numpy(dtype=float)))
+            # value_counts(sort=False) of the values as objects, without an object
+            # per row: the distinct values (first-appearance order) become objects
+            row_codes, distinct = pd.factorize(table[name], use_na_sentinel=True)
+            counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
+            values = list(pd.Series(distinct).astype(object))
+            out.append((values, counts.astype(float)))
         return out
     return table.category_counts_many(list(names)) if names else []
 
