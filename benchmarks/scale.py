@@ -151,8 +151,7 @@ def _count_spark_passes() -> dict:
         setattr(owner, name, classmethod(lambda cls, *a, **k: wrapper(*a, **k))
                 if method else wrapper)
 
-    counted(_spark.SparkSource, "range_counts", "domain_learning")
-    counted(_spark.SparkSource, "category_counts", "domain_learning")
+    counted(_spark.SparkSource, "_grouped", "domain_learning")  # one job per batch of columns
     counted(_spark.SparkSource, "_check", "encodability_check")
     counted(_spark.SparkTable, "_count", "contingency_tables")
     counted(_spark.SparkTable, "_count_batch", "contingency_tables")  # one job per batch

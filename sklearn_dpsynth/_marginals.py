@@ -35,7 +35,7 @@ def contingency_counts(
         Encoded table; column ``j`` takes values in ``0..sizes[j]-1``.
         Any integer dtype (e.g. the compact ``uint8`` codes of
         :class:`~sklearn_dpsynth.backends.NumpyTable`): the int64 cell
-        index is built in blocks of :data:`COUNT_CHUNK_ROWS` rows.
+        index is built in blocks of ``COUNT_CHUNK_ROWS`` rows.
     sizes : sequence of int
         Number of codes of every column of ``codes``.
     columns : sequence of int

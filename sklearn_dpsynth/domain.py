@@ -812,7 +812,7 @@ class Domain:
         ----------
         frame : pandas.DataFrame
         dtype : numpy integer dtype, default=np.int64
-            Dtype of the result; :func:`code_dtype` of ``max(self.sizes)``
+            Dtype of the result; ``code_dtype(max(self.sizes))``
             is the smallest that holds every code.
 
         Returns

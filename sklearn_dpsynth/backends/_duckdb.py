@@ -207,7 +207,7 @@ class DuckDBSource:
     def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
                           ) -> list[np.ndarray]:
         """:meth:`range_counts` of several ``(name, cuts)``, in one
-        ``GROUPING SETS`` query per batch of :data:`GROUPING_SETS_PER_QUERY`
+        ``GROUPING SETS`` query per batch of ``GROUPING_SETS_PER_QUERY``
         columns (one scan of the table each)."""
         out: list[np.ndarray] = []
         for start in range(0, len(requests), GROUPING_SETS_PER_QUERY):
@@ -232,7 +232,7 @@ class DuckDBSource:
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns, in one ``GROUPING SETS``
-        query per batch of :data:`GROUPING_SETS_PER_QUERY` columns."""
+        query per batch of ``GROUPING_SETS_PER_QUERY`` columns."""
         out: list[tuple[list, np.ndarray]] = []
         for start in range(0, len(names), GROUPING_SETS_PER_QUERY):
             batch = list(names[start:start + GROUPING_SETS_PER_QUERY])
@@ -411,7 +411,7 @@ class DuckDBTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one ``GROUPING SETS`` query per batch of
-        :data:`GROUPING_SETS_PER_QUERY` sets (one scan of the codes each).
+        ``GROUPING_SETS_PER_QUERY`` sets (one scan of the codes each).
 
         The codes are never NULL, so the NULL pattern of a result row names
         its grouping set.

@@ -16,7 +16,7 @@ __all__ = ["NumpyTable"]
 class NumpyTable(EncodedTable):
     """An encoded table held in memory as one compact array of codes.
 
-    The codes are kept in :func:`~sklearn_dpsynth.domain.code_dtype` of the
+    The codes are kept in ``sklearn_dpsynth.domain.code_dtype`` of the
     largest column size (``uint8`` when every column has at most 256
     codes): one byte per cell instead of eight.  Counting builds its int64
     cell index one block of rows at a time; :meth:`iter_chunks` and
@@ -62,9 +62,10 @@ class NumpyTable(EncodedTable):
         return int(self._codes.shape[0])
 
     @property
-    def codes_dtype(self) -> np.dtype:
-        """The dtype the codes are held in (public: from the sizes)."""
-        return self._codes.dtype
+    def codes_dtype(self) -> str:
+        """Name of the dtype the codes are held in, e.g. ``"uint8"`` (public: from
+        the sizes)."""
+        return self._codes.dtype.name
 
     def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
         if weights is not None and weights.shape[0] != self._codes.shape[0]:

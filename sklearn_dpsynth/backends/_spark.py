@@ -155,7 +155,7 @@ class SparkSource:
     def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
                           ) -> list[np.ndarray]:
         """:meth:`range_counts` of several ``(name, cuts)`` in one
-        grouping-sets job per batch of :data:`GROUPING_SETS_PER_JOB` columns."""
+        grouping-sets job per batch of ``GROUPING_SETS_PER_JOB`` columns."""
         F = _functions()
         out: list[np.ndarray] = []
         for start in range(0, len(requests), GROUPING_SETS_PER_JOB):
@@ -181,7 +181,7 @@ class SparkSource:
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns in one grouping-sets job
-        per batch of :data:`GROUPING_SETS_PER_JOB` columns."""
+        per batch of ``GROUPING_SETS_PER_JOB`` columns."""
         F = _functions()
         out: list[tuple[list, np.ndarray]] = []
         for start in range(0, len(names), GROUPING_SETS_PER_JOB):
@@ -383,7 +383,7 @@ class SparkTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one grouping-sets aggregation per batch of
-        :data:`GROUPING_SETS_PER_JOB` sets (one job over the codes each).
+        ``GROUPING_SETS_PER_JOB`` sets (one job over the codes each).
 
         Each executor pre-aggregates its partition for every set; only the
         non-empty cells reach the driver.  The codes are never NULL, so the
