@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 import warnings
@@ -78,6 +79,9 @@ def fit(path: str, backend: str, method: str = "mst", memory_limit: str | None =
         import pandas as pd
 
         X = pd.read_parquet(path)  # pyarrow; DuckDB's .df() peaks at 7x the frame's size
+        table_sizes = {"frame_mb": round(X.memory_usage(deep=True).sum() / 2**20, 1),
+                       "parquet_mb": round(os.path.getsize(path) / 2**20, 1),
+                       "rss_after_read_mb": _peak_rss_mb(os.getpid())}
     else:
         X = path
         passes = _count_duckdb_passes(memory_limit)
@@ -89,6 +93,8 @@ def fit(path: str, backend: str, method: str = "mst", memory_limit: str | None =
            "n_records_estimate": round(float(model._estimated_n_records()))}
     if backend == "duckdb":
         out["total_passes"] = passes["queries"]
+    else:
+        out.update(table_sizes)
     return out
 
 
@@ -145,8 +151,7 @@ def _count_spark_passes() -> dict:
         setattr(owner, name, classmethod(lambda cls, *a, **k: wrapper(*a, **k))
                 if method else wrapper)
 
-    counted(_spark.SparkSource, "range_counts", "domain_learning")
-    counted(_spark.SparkSource, "category_counts", "domain_learning")
+    counted(_spark.SparkSource, "_grouped", "domain_learning")  # one job per batch of columns
     counted(_spark.SparkSource, "_check", "encodability_check")
     counted(_spark.SparkTable, "_count", "contingency_tables")
     counted(_spark.SparkTable, "_count_batch", "contingency_tables")  # one job per batch

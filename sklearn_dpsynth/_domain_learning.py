@@ -230,30 +230,58 @@ def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
 def _range_counts(table: Any, name: Hashable, grid: _Grid) -> np.ndarray:
     """Exact counts of a column's present values in the cells of ``grid``
     (a bincount in memory, a GROUP BY in an engine: the same integers)."""
+    return _range_counts_many(table, [(name, grid)])[0]
+
+
+def _range_counts_many(table: Any, requests: Sequence[tuple[Hashable, _Grid]]
+                       ) -> list[np.ndarray]:
+    """:func:`_range_counts` of several ``(name, grid)``: one pass in an engine."""
     if isinstance(table, pd.DataFrame):
-        values = as_numbers(table[name])
-        cells = grid.cell_of(values[~np.isnan(values)])
-        return np.bincount(cells, minlength=grid.left.size).astype(float)
-    return table.range_counts(name, grid.cuts)
+        out = []
+        for name, grid in requests:
+            values = as_numbers(table[name])
+            cells = grid.cell_of(values[~np.isnan(values)])
+            out.append(np.bincount(cells, minlength=grid.left.size).astype(float))
+        return out
+    if not requests:
+        return []
+    return table.range_counts_many([(name, grid.cuts) for name, grid in requests])
 
 
 def _category_counts(table: Any, name: Hashable) -> tuple[list, np.ndarray]:
     """Present values and exact counts, in order of first appearance."""
+    return _category_counts_many(table, [name])[0]
+
+
+def _category_counts_many(table: Any, names: Sequence[Hashable]
+                          ) -> list[tuple[list, np.ndarray]]:
+    """:func:`_category_counts` of several columns: one pass in an engine."""
     if isinstance(table, pd.DataFrame):
-        counts = table[name].astype(object).value_counts(dropna=True, sort=False)
-        return list(counts.index), counts.to_numpy(dtype=float)
-    return table.category_counts(name)
+        out = []
+        for name in names:
+            # value_counts(sort=False) of the values as objects, without an object
+            # per row: the distinct values (first-appearance order) become objects
+            row_codes, distinct = pd.factorize(table[name], use_na_sentinel=True)
+            counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
+            values = list(pd.Series(distinct).astype(object))
+            out.append((values, counts.astype(float)))
+        return out
+    return table.category_counts_many(list(names)) if names else []
+
+
+def _grid_of(series: pd.Series) -> _Grid:
+    """The public grid of a numeric or datetime column."""
+    return _datetime_grid() if column_kind(series) == "datetime" else _numeric_grid()
 
 
 def _private_range(name, series, budget: _Budget, n_bins: int,
-                   table: Any) -> tuple[ColumnSpec, str]:
+                   counts: np.ndarray) -> tuple[ColumnSpec, str]:
     """Bounds from one noisy histogram on a public grid; ``(spec, signal)``.
 
     ``signal`` is ``"none"`` (the whole-grid fallback), ``"one cell"`` (the
     bounds are a single grid cell) or ``"found"``.
     """
-    grid = _datetime_grid() if column_kind(series) == "datetime" else _numeric_grid()
-    counts = _range_counts(table, name, grid)
+    grid = _grid_of(series)
     noisy = budget.noisy_histogram(counts, target=f"range of {name!r}")
     cells_with_signal = np.flatnonzero(_cells_with_signal(noisy, budget.sigma, grid.block))
     if not cells_with_signal.size:
@@ -283,15 +311,31 @@ def _cells_with_signal(noisy: np.ndarray, sigma: float, block: np.ndarray) -> np
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
-                        table: Any) -> tuple[ColumnSpec, str]:
-    """Categories kept by a thresholded histogram; ``(spec, "found" or "none")``."""
-    # observed values only: a Categorical's unused categories are not candidates
-    values, counts = _category_counts(table, name)
+                        observed: tuple[list, np.ndarray]) -> tuple[ColumnSpec, str]:
+    """Categories kept by a thresholded histogram; ``(spec, "found" or "none")``.
+
+    ``observed`` holds the present values and their exact counts (observed
+    values only: a Categorical's unused categories are not candidates).
+    """
+    values, counts = observed
     keep = budget.thresholded_histogram(counts, target=f"categories of {name!r}")
     categories = sorted((values[i] for i in keep[:max_categories]), key=str)
     spec = ColumnSpec(name, "categorical", categories=categories, other=True,
                       missing=can_hold_missing(series))
     return spec, "found" if categories else "none"
+
+
+def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any) -> dict:
+    """Every exact histogram that private learning of ``todo`` reads, batched:
+    one pass over an engine's table for the range histograms and one for the
+    category counts (whatever the number of columns).  Nothing is released
+    here; each histogram is noised once, by its column's mechanism."""
+    categorical = [n for n in todo if column_kind(frame[n]) == "categorical"]
+    ranged = [n for n in todo if column_kind(frame[n]) != "categorical"]
+    counts = dict(zip(ranged, _range_counts_many(
+        table, [(n, _grid_of(frame[n])) for n in ranged])))
+    counts.update(zip(categorical, _category_counts_many(table, categorical)))
+    return counts
 
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
@@ -300,13 +344,14 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
     """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
     learned as one grid cell (the cell as text, dates for a datetime column)."""
     specs, no_signal, one_cell = {}, [], {}
+    counts = _exact_histograms(frame, todo, table)
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
             specs[name], found = _private_categories(name, series, budget, max_categories,
-                                                     table)
+                                                     counts[name])
         else:
-            specs[name], found = _private_range(name, series, budget, n_bins, table)
+            specs[name], found = _private_range(name, series, budget, n_bins, counts[name])
         if found == "none":
             no_signal.append(name)
         elif found == "one cell":
@@ -397,7 +442,8 @@ def learn_domain(
     ----------
     frame : pandas.DataFrame or backends.DuckDBSource
         The private table; an engine source is read only through its
-        exact histograms (``range_counts``, ``category_counts``).
+        exact histograms (``range_counts_many``, ``category_counts_many``: one pass
+        per kind).
     declared : mapping or None
         Public entries ``{column: entry}``; see
         :func:`~sklearn_dpsynth.domain.spec_from_declaration`.

@@ -16,6 +16,10 @@ import numpy as np
 
 __all__ = ["contingency_counts", "project_to_simplex"]
 
+#: Rows per block of :func:`contingency_counts`: the int64 cell index is
+#: built one block at a time, whatever the dtype of the codes.
+COUNT_CHUNK_ROWS = 1 << 18
+
 
 def contingency_counts(
     codes: np.ndarray,
@@ -29,6 +33,9 @@ def contingency_counts(
     ----------
     codes : ndarray of shape (n_samples, n_features), integer
         Encoded table; column ``j`` takes values in ``0..sizes[j]-1``.
+        Any integer dtype (e.g. the compact ``uint8`` codes of
+        :class:`~sklearn_dpsynth.backends.NumpyTable`): the int64 cell
+        index is built in blocks of ``COUNT_CHUNK_ROWS`` rows.
     sizes : sequence of int
         Number of codes of every column of ``codes``.
     columns : sequence of int
@@ -49,9 +56,27 @@ def contingency_counts(
     if not columns:
         total = float(len(codes)) if weights is None else float(np.sum(weights))
         return np.array(total)
-    flat = np.ravel_multi_index(tuple(codes[:, c] for c in columns), shape)
-    counts = np.bincount(flat, weights=weights, minlength=n_cells)
-    return counts.astype(float).reshape(shape)
+    strides = np.cumprod((1,) + shape[:0:-1], dtype=np.int64)[::-1]
+    counts = np.zeros(n_cells)
+    for start in range(0, len(codes), COUNT_CHUNK_ROWS):
+        block = codes[start:start + COUNT_CHUNK_ROWS]
+        flat = _cell_index(block, columns, shape, strides)
+        block_weights = None if weights is None else weights[start:start + COUNT_CHUNK_ROWS]
+        counts += np.bincount(flat, weights=block_weights, minlength=n_cells)
+    return counts.reshape(shape)
+
+
+def _cell_index(block: np.ndarray, columns: list, shape: tuple, strides: np.ndarray
+                ) -> np.ndarray:
+    """Row-major cell of every row of ``block`` (int64, one block's rows only);
+    ValueError for a code outside its column's size."""
+    flat = np.zeros(len(block), dtype=np.int64)
+    for c, size, stride in zip(columns, shape, strides):
+        column = block[:, c]
+        if len(column) and (column.min() < 0 or column.max() >= size):
+            raise ValueError("invalid entry in coordinates array")
+        flat += column.astype(np.int64) * stride if stride != 1 else column
+    return flat
 
 
 def project_to_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:

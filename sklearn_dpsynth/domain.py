@@ -58,6 +58,25 @@ _RESOLUTIONS = ("auto", "integer", "bins")
 _KINDS = ("codes", "categorical", "numeric")
 
 
+def code_dtype(size: int) -> np.dtype:
+    """The smallest unsigned integer dtype that holds the codes ``0..size-1``.
+
+    Parameters
+    ----------
+    size : int
+        Number of codes (``>= 1``).
+
+    Returns
+    -------
+    numpy.dtype
+        ``uint8``, ``uint16``, ``uint32`` or ``uint64``.
+    """
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size - 1 <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)
+
+
 def _is_missing_scalar(value: Any) -> bool:
     if value is None:
         return True
@@ -230,6 +249,37 @@ class ColumnSpec:
         codes[present] = getattr(self, f"_encode_{self.kind}")(values[present])
         if self.missing:
             codes[missing] = self.missing_code
+        return codes
+
+    def encode_series(self, series: pd.Series) -> np.ndarray:
+        """:meth:`encode` of a pandas Series, without a Python object per row.
+
+        A categorical column is factorized (its distinct values found in
+        the Series' own storage) and only the distinct values go through
+        the category lookup of :meth:`encode`, so the codes are the same;
+        any value that :meth:`encode` would reject is rejected by it, with
+        its message.  Other kinds are encoded by :meth:`encode`.
+
+        Parameters
+        ----------
+        series : pandas.Series
+
+        Returns
+        -------
+        codes : ndarray of int64
+        """
+        if self.kind != "categorical":
+            return self.encode(series.to_numpy())
+        row_codes, distinct = pd.factorize(series, use_na_sentinel=True)
+        if self._lookup is None:
+            self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
+        fallback = -1 if self.other_code is None else self.other_code
+        missing = self.missing_code if self.missing else -1
+        table = np.array([self._lookup.get(self._key(v), fallback) for v in distinct]
+                         + [missing], dtype=np.int64)
+        codes = table[row_codes]  # the sentinel -1 reads the last entry: missing
+        if (codes < 0).any():
+            return self.encode(series.to_numpy())  # raises encode's own error
         return codes
 
     def _encode_codes(self, values: np.ndarray) -> np.ndarray:
@@ -752,20 +802,29 @@ class Domain:
         parts = ", ".join(f"{s.name!r}: {s.kind}[{s.size}]" for s in self.specs)
         return f"Domain({parts})"
 
-    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+    def encode(self, frame: pd.DataFrame, dtype: Any = np.int64) -> np.ndarray:
         """Encode a DataFrame whose columns are this domain's, in order.
+
+        Column by column (:meth:`ColumnSpec.encode_series`), so that only
+        one column's temporaries are alive at a time.
 
         Parameters
         ----------
         frame : pandas.DataFrame
+        dtype : numpy integer dtype, default=np.int64
+            Dtype of the result; ``code_dtype(max(self.sizes))``
+            is the smallest that holds every code.
 
         Returns
         -------
-        codes : ndarray of int64, shape (n_samples, n_columns)
+        codes : ndarray of ``dtype``, shape (n_samples, n_columns)
         """
-        codes = np.empty((len(frame), len(self.specs)), dtype=np.int64)
+        dtype = np.dtype(dtype)
+        if self.specs and max(self.sizes) - 1 > np.iinfo(dtype).max:
+            raise ValueError(f"dtype: {dtype} cannot hold codes up to {max(self.sizes) - 1}.")
+        codes = np.empty((len(frame), len(self.specs)), dtype=dtype)
         for j, spec in enumerate(self.specs):
-            codes[:, j] = spec.encode(frame[spec.name].to_numpy())
+            codes[:, j] = spec.encode_series(frame[spec.name])
         return codes
 
     def decode(

@@ -159,3 +159,57 @@ def test_public_values_in_learned_columns_clip_or_go_to_other():
     codes = encode_public_table(public, learned).to_numpy()
     assert codes.tolist() == [[0, 0], [4, 2], [7, 1]]
     np.testing.assert_array_equal(codes, learned.encode(public))
+
+
+@pytest.mark.parametrize("sizes, dtype", [([3, 256], np.uint8), ([3, 257], np.uint16),
+                                          ([70000, 2], np.uint32)])
+def test_codes_held_in_the_smallest_dtype_count_like_brute_force(sizes, dtype, monkeypatch):
+    """Compact codes (uint8/16/32 from the largest size), counted in blocks of
+    rows (a block boundary inside the table), remapped and handed out as
+    int64: every table equals the loop over the rows, weighted or not."""
+    from sklearn_dpsynth import _marginals
+
+    rng = np.random.default_rng(1)
+    codes = np.column_stack([rng.integers(0, k, 301) for k in sizes])
+    codes[0] = [k - 1 for k in sizes]  # the largest codes survive the cast
+    table = NumpyTable(codes, ["x", "y"], sizes)
+    assert table.codes_dtype == np.dtype(dtype).name
+    monkeypatch.setattr(_marginals, "COUNT_CHUNK_ROWS", 64)
+    weights = rng.random(301)
+    for columns in [(0,), (1,), (0, 1), (1, 0)]:
+        expected = np.zeros(tuple(sizes[c] for c in columns))
+        weighted = np.zeros_like(expected)
+        np.add.at(expected, tuple(codes[:, c] for c in columns), 1.0)
+        np.add.at(weighted, tuple(codes[:, c] for c in columns), weights)
+        assert np.array_equal(table.counts(columns), expected), columns
+        assert np.allclose(table.counts(columns, weights), weighted), columns
+    assert table.to_numpy().dtype == np.int64 and np.array_equal(table.to_numpy(), codes)
+    assert np.array_equal(np.concatenate(list(table.iter_chunks(50))), codes)
+    halved = table.remap([np.arange(k) // 2 for k in sizes])
+    assert np.array_equal(halved.to_numpy(), codes // 2)
+
+
+def test_encode_series_matches_encode_without_object_rows():
+    """Factorized categorical encoding gives encode's codes (1 == 1.0 == True
+    merge, None/NaN/NA are missing, unknown values go to <other>) and, where
+    encode rejects a value, encode's own error."""
+    spec = ColumnSpec("c", "categorical", categories=["a", 1, "z"], other=True, missing=True)
+    series = [pd.Series(["a", None, "b", "z", np.nan, "a"], dtype=object),
+              pd.Series(["a", None, "b", "z"], dtype="string[pyarrow]"),
+              pd.Series(pd.Categorical(["z", "a", None, "q"], categories=["q", "z", "a", "w"])),
+              pd.Series([1, 1.0, "1", None, True], dtype=object)]
+    for values in series:
+        assert np.array_equal(spec.encode_series(values), spec.encode(values.to_numpy()))
+    strict = ColumnSpec("c", "categorical", categories=["a", "b"])
+    for bad in [pd.Series(["a", "c"]), pd.Series(["a", None])]:
+        with pytest.raises(ValueError) as expected:
+            strict.encode(bad.to_numpy())
+        with pytest.raises(ValueError, match="column 'c'") as got:
+            strict.encode_series(bad)
+        assert str(got.value) == str(expected.value)
+    domain = Domain([spec, ColumnSpec("n", "numeric", edges=np.array([0.0, 1.0, 2.0]))])
+    frame = pd.DataFrame({"c": series[0], "n": [0.5, 1.5, 0.2, 2.0, 1.0, 0.0]})
+    assert np.array_equal(domain.encode(frame, dtype=np.uint8), domain.encode(frame))
+    with pytest.raises(ValueError, match="dtype"):
+        Domain([ColumnSpec("k", "codes", n_codes=300)]).encode(
+            pd.DataFrame({"k": [0]}), dtype=np.uint8)

@@ -264,3 +264,74 @@ def test_engine_errors_never_quote_private_rows(tmp_path):
         assert error.value.__cause__ is None and error.value.__context__ is None
         messages.append(str(error.value))
     assert "SECRET" not in messages[0] and str(n) not in messages[0]
+
+
+def test_domain_learning_batched_one_query_per_kind_identical_and_neighbours(
+        data, tmp_path, monkeypatch):
+    """Private domain learning reads all range histograms in one query and all
+    category counts in another; each equals its per-column count in memory,
+    and on D' (one row fewer) the batch differs by one in one cell."""
+    from sklearn_dpsynth._domain_learning import (_category_counts, _category_counts_many,
+                                                  _datetime_grid, _numeric_grid,
+                                                  _range_counts, _range_counts_many)
+    from sklearn_dpsynth.backends import _duckdb
+
+    frame, _ = data
+    requests = [("score", _numeric_grid()), ("when", _datetime_grid()),
+                ("income", _numeric_grid()), ("age", _numeric_grid())]
+    a = open_duckdb(_write(frame, tmp_path / "d.parquet"))
+    b = open_duckdb(_write(frame.drop(index=7), tmp_path / "dp.parquet"))
+    queries = []
+    original = _duckdb.DuckDBSource.query
+    monkeypatch.setattr(_duckdb.DuckDBSource, "query", lambda self, sql, fetch="fetchall": (
+        queries.append(sql), original(self, sql, fetch))[1])
+    ranges_a = _range_counts_many(a, requests)
+    categories_a = _category_counts_many(a, ["city", "age"])
+    assert len(queries) == 2
+    for (name, grid), counts in zip(requests, ranges_a):
+        assert np.array_equal(counts, _range_counts(frame, name, grid)), name
+    for name, (values, counts) in zip(["city", "age"], categories_a):
+        expected_values, expected_counts = _category_counts(frame, name)
+        assert [str(v) for v in values] == [str(v) for v in expected_values], name
+        assert np.array_equal(counts, expected_counts), name
+    ranges_b = _range_counts_many(b, requests)
+    assert sum(np.abs(x - y).sum() for x, y in zip(ranges_a, ranges_b)) == \
+        sum(frame.loc[7, [n for n, _ in requests]].notna())
+    monkeypatch.setattr(_duckdb, "GROUPING_SETS_PER_QUERY", 3)
+    queries.clear()
+    again = _range_counts_many(a, requests)
+    assert len(queries) == 2 and all(np.array_equal(x, y) for x, y in zip(again, ranges_a))
+
+
+def test_aim_batched_candidate_counts_same_model_fewer_passes(data, monkeypatch):
+    """AIM's candidate tables counted in one GROUPING SETS batch: the same
+    cliques, ledger and samples as one query per table, in fewer queries
+    (domain learning 2 + codes 1 + 1 batch, against one per table)."""
+    from sklearn_dpsynth.backends import EncodedTable, _duckdb
+    from sklearn_dpsynth.marginal import AIMSynthesizer
+
+    _, path = data
+    queries = []
+    original = _duckdb.DuckDBSource.query
+    monkeypatch.setattr(_duckdb.DuckDBSource, "query", lambda self, sql, fetch="fetchall": (
+        queries.append(sql), original(self, sql, fetch))[1])
+
+    def fit_aim():
+        queries.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = AIMSynthesizer(rounds=3, max_iters=20, final_max_iters=50,
+                                   random_state=5).fit(path, epsilon=2.0)
+        return model, len(queries)
+
+    batched, batched_queries = fit_aim()
+    monkeypatch.setattr(EncodedTable, "with_counts", lambda self, column_sets: self)
+    monkeypatch.setattr(EncodedTable, "_count_many",
+                        lambda self, sets: [self._count(c, None) for c in sets])
+    unbatched, unbatched_queries = fit_aim()
+    assert batched.cliques_ == unbatched.cliques_
+    pd.testing.assert_frame_equal(batched.privacy_ledger_.summary(),
+                                  unbatched.privacy_ledger_.summary())
+    pd.testing.assert_frame_equal(batched.sample(300), unbatched.sample(300))
+    n_candidates = 5 + 10  # the 1- and 2-way marginals of the 5 columns
+    assert (batched_queries, unbatched_queries) == (2 + 1 + 1, 2 + 1 + n_candidates)

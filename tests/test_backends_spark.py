@@ -120,6 +120,28 @@ def test_domain_learning_histograms_identical_to_numpy(data):
     assert values == expected_values and np.array_equal(counts, expected_counts)
 
 
+def test_domain_learning_histograms_batched_in_one_job_per_kind(data):
+    """All range histograms in one job, all category counts in another, each
+    identical to its own per-column count in memory."""
+    from sklearn_dpsynth._domain_learning import (_category_counts, _category_counts_many,
+                                                  _datetime_grid, _numeric_grid, _range_counts,
+                                                  _range_counts_many)
+
+    frame, sdf = data
+    source = open_spark(sdf)
+    requests = [("score", _numeric_grid()), ("when", _datetime_grid()),
+                ("income", _numeric_grid()), ("age", _numeric_grid())]
+    before = source.n_passes
+    batched = _range_counts_many(source, requests)
+    assert source.n_passes == before + 1
+    for (name, grid), counts in zip(requests, batched):
+        assert np.array_equal(counts, _range_counts(frame, name, grid)), name
+    observed = _category_counts_many(source, ["city", "city"])
+    assert source.n_passes == before + 2
+    assert all(values == _category_counts(frame, "city")[0] for values, _ in observed)
+    assert all(np.array_equal(c, _category_counts(frame, "city")[1]) for _, c in observed)
+
+
 def _fit(X, method=MST, seed=3, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -191,8 +213,9 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
     categories with '<other>'), then the method: identical domain, ledger,
     model and samples.
 
-    Every Spark job over the private table is counted: one histogram per
-    privately learned column, one encodability check (the boolean column has
+    Every Spark job over the private table is counted: one grouping-sets job
+    per kind of privately learned column (the range histograms, the category
+    counts), one encodability check (the boolean column has
     no '<other>' code), one job persisting the codes (and one per remapped
     copy, e.g. MST's compressed domain), then exactly one groupBy per
     contingency table, or batch of tables, that the same fit counts in memory
@@ -228,8 +251,8 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
                                   memory.privacy_ledger_.summary())
     assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
     pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500))
-    n_learned = frame.shape[1] - 1  # every column but the boolean one
-    assert sources[0].n_passes == n_learned + 1 + 1 + len(remaps) + len(memory_counts)
+    n_learned_kinds = 2  # the ranges of 4 numeric/datetime columns, the categories of 1
+    assert sources[0].n_passes == n_learned_kinds + 1 + 1 + len(remaps) + len(memory_counts)
 
 
 def test_bad_input_is_a_clear_error(spark):

@@ -202,24 +202,68 @@ class DuckDBSource:
         Cell ``i`` is ``[cuts[i-1], cuts[i])`` (as ``searchsorted(cuts, v,
         side="right")``); ``len(cuts) + 1`` cells.
         """
-        value = self.number(name)
-        cell = _count_at_most("v", cuts, 0, len(cuts))
-        rows = self.query(f"SELECT {cell} AS cell, count(*) FROM "
-                          f"(SELECT {value} AS v FROM {{src}}) WHERE v IS NOT NULL GROUP BY cell")
-        counts = np.zeros(len(cuts) + 1)
-        for cell_index, count in rows:
-            counts[cell_index] = count
-        return counts
+        return self.range_counts_many([(name, cuts)])[0]
+
+    def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
+                          ) -> list[np.ndarray]:
+        """:meth:`range_counts` of several ``(name, cuts)``, in one
+        ``GROUPING SETS`` query per batch of ``GROUPING_SETS_PER_QUERY``
+        columns (one scan of the table each)."""
+        out: list[np.ndarray] = []
+        for start in range(0, len(requests), GROUPING_SETS_PER_QUERY):
+            batch = list(requests[start:start + GROUPING_SETS_PER_QUERY])
+            values = ", ".join(f"{self.number(name)} AS v{j}" for j, (name, _) in
+                               enumerate(batch))
+            cells = [f"CASE WHEN v{j} IS NULL THEN NULL ELSE "
+                     f"{_count_at_most(f'v{j}', cuts, 0, len(cuts))} END"
+                     for j, (_, cuts) in enumerate(batch)]
+            groups = self._grouped(cells, f"SELECT {values} FROM {{src}}", with_first=False)
+            for (_, cuts), rows in zip(batch, groups):
+                counts = np.zeros(len(cuts) + 1)
+                for cell_index, count in rows:
+                    counts[cell_index] = count
+                out.append(counts)
+        return out
 
     def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
         """Present values and their exact counts, in order of first appearance
         (the order of ``pandas.Series.value_counts(sort=False)``)."""
-        column = _quote(name)
-        rows = self.query(
-            f"SELECT value, count(*) AS n, min(position) AS first FROM "
-            f"(SELECT {column} AS value, row_number() OVER () AS position FROM {{src}}) "
-            "WHERE value IS NOT NULL GROUP BY value ORDER BY first")
-        return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)
+        return self.category_counts_many([name])[0]
+
+    def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
+        """:meth:`category_counts` of several columns, in one ``GROUPING SETS``
+        query per batch of ``GROUPING_SETS_PER_QUERY`` columns."""
+        out: list[tuple[list, np.ndarray]] = []
+        for start in range(0, len(names), GROUPING_SETS_PER_QUERY):
+            batch = list(names[start:start + GROUPING_SETS_PER_QUERY])
+            values = ", ".join(f"{_quote(name)} AS v{j}" for j, name in enumerate(batch))
+            inner = f"SELECT {values}, row_number() OVER () AS position FROM {{src}}"
+            groups = self._grouped([f"v{j}" for j in range(len(batch))], inner,
+                                   with_first=True)
+            for rows in groups:
+                rows = sorted(rows, key=lambda row: row[2])
+                out.append(([r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)))
+        return out
+
+    def _grouped(self, keys: list[str], inner: str, with_first: bool) -> list[list[tuple]]:
+        """``(value, count[, first position])`` of every non-NULL value of each
+        key over ``inner``'s rows: one query, one grouping set per key.
+        ``GROUPING(g_j) = 0`` names the rows of key ``j``'s set."""
+        named = ", ".join(f"{key} AS g{j}" for j, key in enumerate(keys))
+        flags = ", ".join(f"GROUPING(g{j})" for j in range(len(keys)))
+        groups = ", ".join(f"g{j}" for j in range(len(keys)))
+        sets = ", ".join(f"(g{j})" for j in range(len(keys)))
+        first = ", min(position)" if with_first else ""
+        position = ", position" if with_first else ""
+        rows = self.query(f"SELECT {flags}, {groups}, count(*){first} FROM (SELECT {named}"
+                          f"{position} FROM ({inner})) GROUP BY GROUPING SETS ({sets})")
+        d = len(keys)
+        out: list[list[tuple]] = [[] for _ in keys]
+        for row in rows:
+            j = list(row[:d]).index(0)
+            if row[d + j] is not None:
+                out[j].append((row[d + j],) + tuple(row[2 * d:]))
+        return out
 
     # ------------------------------------------------------------ encoding
     def code_expression(self, spec: ColumnSpec) -> tuple[str, list[tuple[str, str]]]:
@@ -367,7 +411,7 @@ class DuckDBTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one ``GROUPING SETS`` query per batch of
-        :data:`GROUPING_SETS_PER_QUERY` sets (one scan of the codes each).
+        ``GROUPING_SETS_PER_QUERY`` sets (one scan of the codes each).
 
         The codes are never NULL, so the NULL pattern of a result row names
         its grouping set.

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec, Domain
+from ..domain import ColumnSpec, Domain, code_dtype
 from ._duckdb import DuckDBSource
 from ._numpy import NumpyTable
 from ._spark import SparkSource
@@ -42,7 +42,8 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
         For a container no backend handles.
     """
     if isinstance(frame, pd.DataFrame):
-        return NumpyTable(domain.encode(frame), domain.columns, domain.sizes)
+        dtype = code_dtype(max(domain.sizes)) if len(domain) else np.uint8
+        return NumpyTable(domain.encode(frame, dtype=dtype), domain.columns, domain.sizes)
     if isinstance(frame, (DuckDBSource, SparkSource)):
         return frame.encode(domain)
     raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame.")
@@ -79,10 +80,10 @@ def encode_public_table(frame: pd.DataFrame, domain: Domain,
     """
     codes = np.empty((len(frame), len(domain)), dtype=np.int64)
     for j, spec in enumerate(domain.specs):
-        values = frame[spec.name].to_numpy()
         try:
-            codes[:, j] = spec.encode(values)
+            codes[:, j] = spec.encode_series(frame[spec.name])
         except (TypeError, ValueError):
+            values = frame[spec.name].to_numpy()
             n_bad = _count_unencodable(spec, values)
             raise ValueError(
                 f"{parameter}: column {spec.name!r} has {n_bad} of {len(values)} rows that "

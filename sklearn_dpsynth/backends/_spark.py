@@ -150,27 +150,69 @@ class SparkSource:
         Cell ``i`` is ``[cuts[i-1], cuts[i])`` (as ``searchsorted(cuts, v,
         side="right")``); ``len(cuts) + 1`` cells.
         """
+        return self.range_counts_many([(name, cuts)])[0]
+
+    def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
+                          ) -> list[np.ndarray]:
+        """:meth:`range_counts` of several ``(name, cuts)`` in one
+        grouping-sets job per batch of ``GROUPING_SETS_PER_JOB`` columns."""
         F = _functions()
-        values = self.frame.select(self.number(name).alias("v")).where(F.col("v").isNotNull())
-        cells = values.select(_count_at_most(F.col("v"), cuts, 0, len(cuts)).alias("cell"))
-        counts = np.zeros(len(cuts) + 1)
-        for row in self._aggregate(cells.groupBy("cell").count()):
-            counts[row[0]] = row[1]
-        return counts
+        out: list[np.ndarray] = []
+        for start in range(0, len(requests), GROUPING_SETS_PER_JOB):
+            batch = list(requests[start:start + GROUPING_SETS_PER_JOB])
+            cells = []
+            for j, (name, cuts) in enumerate(batch):
+                value = self.number(name)
+                cells.append(F.when(value.isNull(), F.lit(None)).otherwise(
+                    _count_at_most(value, cuts, 0, len(cuts))).alias(f"g{j}"))
+            groups = self._grouped(self.frame.select(*cells), len(batch), with_first=False)
+            for (_, cuts), rows in zip(batch, groups):
+                counts = np.zeros(len(cuts) + 1)
+                for cell_index, count in rows:
+                    counts[cell_index] = count
+                out.append(counts)
+        return out
 
     def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
         """Present values and their exact counts, in order of first appearance
         (the order of ``pandas.Series.value_counts(sort=False)``; Spark's
         ``monotonically_increasing_id`` follows the partitions' row order)."""
+        return self.category_counts_many([name])[0]
+
+    def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
+        """:meth:`category_counts` of several columns in one grouping-sets job
+        per batch of ``GROUPING_SETS_PER_JOB`` columns."""
         F = _functions()
-        column = F.col(_quote(name))
-        rows = self._aggregate(
-            self.frame.select(column.alias("value"),
-                              F.monotonically_increasing_id().alias("position"))
-            .where(F.col("value").isNotNull()).groupBy("value")
-            .agg(F.count(F.lit(1)).alias("n"), F.min("position").alias("first"))
-            .orderBy("first"))
-        return [row[0] for row in rows], np.array([row[1] for row in rows], dtype=float)
+        out: list[tuple[list, np.ndarray]] = []
+        for start in range(0, len(names), GROUPING_SETS_PER_JOB):
+            batch = list(names[start:start + GROUPING_SETS_PER_JOB])
+            frame = self.frame.select(*[F.col(_quote(n)).alias(f"g{j}")
+                                        for j, n in enumerate(batch)],
+                                      F.monotonically_increasing_id().alias("position"))
+            for rows in self._grouped(frame, len(batch), with_first=True):
+                rows = sorted(rows, key=lambda row: row[2])
+                out.append(([r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)))
+        return out
+
+    def _grouped(self, frame: Any, n_keys: int, with_first: bool) -> list[list[tuple]]:
+        """``(value, count[, first position])`` of every non-null value of each
+        column ``g_j`` of ``frame``: one job, one grouping set per column;
+        ``grouping(g_j) = 0`` names the rows of column ``j``'s set."""
+        F = _functions()
+        keys = [f"g{j}" for j in range(n_keys)]
+        aggregates = [F.count(F.lit(1)).alias("n")]
+        if with_first:
+            aggregates.append(F.min("position").alias("first"))
+        aggregates += [F.grouping(k).alias(f"q{j}") for j, k in enumerate(keys)]
+        rows = self._aggregate(frame.groupingSets([[k] for k in keys], *keys).agg(*aggregates))
+        n_stats = len(aggregates) - n_keys
+        out: list[list[tuple]] = [[] for _ in keys]
+        for row in rows:
+            flags = list(row[n_keys + n_stats:])
+            j = flags.index(0)
+            if row[j] is not None:
+                out[j].append((row[j],) + tuple(row[n_keys:n_keys + n_stats]))
+        return out
 
     # ------------------------------------------------------------ encoding
     def code_expression(self, spec: ColumnSpec) -> tuple[Any, list[tuple[Any, str]]]:
@@ -341,7 +383,7 @@ class SparkTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one grouping-sets aggregation per batch of
-        :data:`GROUPING_SETS_PER_JOB` sets (one job over the codes each).
+        ``GROUPING_SETS_PER_JOB`` sets (one job over the codes each).
 
         Each executor pre-aggregates its partition for every set; only the
         non-empty cells reach the driver.  The codes are never NULL, so the

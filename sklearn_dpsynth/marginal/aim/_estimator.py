@@ -292,7 +292,10 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         initial = self._initial_positions()
         zeros = ZeroMasks(parse_structural_zeros(self.structural_zeros, self._positions,
                                                  self.domain_), self.attributes_)
-        scorer = CandidateScorer(table, candidate_weights(workload), self.attributes_)
+        weights = candidate_weights(workload)
+        one_way = [(j,) for j in range(len(sizes))]
+        batched = table.with_counts(list(weights) + one_way + list(initial))
+        scorer = CandidateScorer(batched, weights, self.attributes_)
         run = _Run(ledger, rng, scorer, zeros, self._run_options())
         first = [(j,) for j in range(len(sizes))] + [m for m in initial if len(m) > 1]
         schedule = BudgetSchedule.start(run.rho_total, self._planned_rounds(), len(first))
