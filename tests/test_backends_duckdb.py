@@ -335,3 +335,26 @@ def test_aim_batched_candidate_counts_same_model_fewer_passes(data, monkeypatch)
     pd.testing.assert_frame_equal(batched.sample(300), unbatched.sample(300))
     n_candidates = 5 + 10  # the 1- and 2-way marginals of the 5 columns
     assert (batched_queries, unbatched_queries) == (2 + 1 + 1, 2 + 1 + n_candidates)
+
+
+def test_non_nullable_dtypes_are_schema_information_not_data():
+    """A pandas int64/bool column cannot hold a missing value, a SQL column can.
+
+    Undeclared, the DataFrame fit keeps no missing code for such columns and
+    the engine fit keeps one, so the models differ; with nullable dtypes
+    (the same schema as SQL) the two fits are identical.
+    """
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 5, 2000), "b": rng.random(2000) < 0.3,
+                      "c": rng.choice(["x", "y"], 2000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame_fit = MST(random_state=0).fit(X, epsilon=1.0)
+        engine_fit = MST(random_state=0).fit(duckdb.connect().from_df(X), epsilon=1.0)
+        nullable_fit = MST(random_state=0).fit(X.astype({"a": "Int64", "b": "boolean"}),
+                                               epsilon=1.0)
+    assert [frame_fit.domain_[c].missing for c in "abc"] == [False, False, True]
+    assert [engine_fit.domain_[c].missing for c in "abc"] == [True, True, True]
+    assert repr(nullable_fit.domain_) == repr(engine_fit.domain_)
+    assert nullable_fit.privacy_ledger_.spent() == engine_fit.privacy_ledger_.spent()
+    assert nullable_fit._estimated_n_records() == engine_fit._estimated_n_records()
