@@ -274,7 +274,7 @@ class CalibratedBeliefs:
 
     @property
     def log_beliefs(self) -> list[np.ndarray]:
-        """Log of :attr:`beliefs` (new arrays on each access)."""
+        """Log of ``beliefs`` (new arrays on each access)."""
         with np.errstate(divide="ignore"):
             return [np.log(b) for b in self.beliefs]
 
