@@ -41,13 +41,35 @@ def mean_tvd(real: np.ndarray, fake: np.ndarray, sizes: list[int], marginals: li
     return float(np.mean([marginal_tvd(real, fake, sizes, m) for m in marginals]))
 
 
-def make(method: str, domain: dict, seed: int):
-    """A synthesizer with default settings, or None when not importable."""
+def make(method: str, domain: dict, seed: int, aim_params: dict | None = None):
+    """A synthesizer with default settings, or None when not importable.
+
+    ``aim_params`` overrides AIM's hyperparameters (other methods ignore it).
+    """
     try:
         cls = get_method(method)
     except ImportError:
         return None
-    return cls(domain=domain, random_state=seed)
+    params = dict(aim_params or {}) if method == "aim" else {}
+    return cls(domain=domain, random_state=seed, **params)
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """``["name=value", ...]`` as a dict, values read as int, float or None."""
+    out: dict = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--aim-param expects name=value, got {pair!r}")
+        for convert in (int, float):
+            try:
+                out[name] = convert(text)
+                break
+            except ValueError:
+                continue
+        else:
+            out[name] = None if text == "None" else text
+    return out
 
 
 def rounds_of(synth) -> float:
@@ -62,7 +84,7 @@ def rounds_of(synth) -> float:
 def run_one(method, epsilon, seed, data, args) -> dict | None:
     """Fit, sample and evaluate one method once."""
     train, test, domain, pairs, triples = data
-    synth = make(method, domain, seed)
+    synth = make(method, domain, seed, parse_params(args.aim_param))
     if synth is None:
         return None
     start = time.perf_counter()
@@ -90,6 +112,8 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-9)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--output", type=Path, default=None, help="CSV of every run")
+    parser.add_argument("--aim-param", action="append", default=[], metavar="NAME=VALUE",
+                        help="override an AIM hyperparameter (repeatable)")
     args = parser.parse_args()
     train, test, domain = load_adult(args.data)
     data = (train, test, domain, *workloads(train.shape[1]))

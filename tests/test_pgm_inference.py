@@ -200,6 +200,28 @@ def test_belief_propagation_and_calibrated_beliefs_agree():
         np.testing.assert_allclose(cal.marginal(sep), Factor(v, cal.beliefs[i]).sum(sep).values)
 
 
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_belief_propagation_leaves_its_input_untouched(name):
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(5)
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    tables[0].flat[0] = -np.inf  # a structural zero travels through the messages
+    before = [t.copy() for t in tables]
+    logs, beliefs, log_z = belief_propagation(tree, tables)
+    none, beliefs_only, log_z_only = belief_propagation(tree, tables, keep_log=False)
+    for t, b in zip(tables, before):
+        np.testing.assert_array_equal(t, b)
+    assert none == [None] * len(tables) and log_z_only == log_z
+    pots = {c: Factor(c, t) for c, t in zip(tree.cliques, tables)}
+    log_joint = _brute_log_joint(pots)
+    np.testing.assert_allclose(log_z, logsumexp(log_joint), atol=1e-12)
+    for clique, lb, b, b_only in zip(tree.cliques, logs, beliefs, beliefs_only):
+        np.testing.assert_array_equal(b, b_only)
+        np.testing.assert_allclose(b, _brute_marginal(log_joint, clique), atol=1e-12)
+        with np.errstate(divide="ignore"):
+            np.testing.assert_allclose(lb, np.log(b), atol=1e-12)
+
+
 def test_zero_potentials_are_exact():
     cliques = STRUCTURES["overlapping"]
     pots = _potentials(cliques, 11)

@@ -111,10 +111,35 @@ def _separator_log(
     return log_sum_shifted(prob, log_belief, axes, 0.0)
 
 
+def _children(tree: JunctionTree) -> list[list[int]]:
+    """Children of every clique in the rooted tree (``tree.parent``)."""
+    children: list[list[int]] = [[] for _ in tree.cliques]
+    for i in tree.order[1:]:
+        children[tree.parent[i]].append(i)
+    return children
+
+
+def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]]
+              ) -> np.ndarray:
+    """``table`` plus log-space messages, in a new array (``table`` is not modified)."""
+    out = np.array(table, dtype=float, copy=True)
+    for message, shape in messages:
+        out += message.reshape(shape)
+    return out
+
+
 def belief_propagation(
     tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True
 ) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
+
+    Shafer-Shenoy scheduling on a rooted tree: the upward pass sends each
+    clique's separator message to its parent, the downward pass builds each
+    clique's log-belief (its potential plus all incoming messages) once its
+    parent is calibrated.  A clique's log-belief is only materialised while
+    its messages are computed, so besides the output at most a few
+    clique-sized temporaries are alive (the input tables are never copied
+    as a whole).
 
     Parameters
     ----------
@@ -122,11 +147,10 @@ def belief_propagation(
         The junction tree.
     log_potentials : sequence of ndarray
         One log-potential table per maximal clique (``tree.cliques`` order,
-        axes in the clique's attribute order).
+        axes in the clique's attribute order); not modified.
     keep_log : bool, default=True
-        Return the log-marginals; with False each is freed as soon as its
-        clique's messages are sent (one table fewer held at a time, for
-        callers that only need the probabilities).
+        Return the log-marginals; with False only the probabilities are
+        kept (one model-sized array fewer, for callers that only need them).
 
     Returns
     -------
@@ -140,32 +164,39 @@ def belief_propagation(
     plan = message_plan(tree)
     if len(log_potentials) != len(tree.cliques):
         raise ValueError("log_potentials must have one table per maximal clique")
-    belief = []
     for table, shape in zip(log_potentials, plan.shapes):
-        table = np.asarray(table, dtype=float)
-        if table.shape != shape:
-            raise ValueError(f"log_potentials table has shape {table.shape}, expected {shape}")
-        belief.append(table.copy())
-    upward = [None] * len(belief)
+        if np.shape(table) != shape:
+            raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
+                             f"expected {shape}")
+    children = _children(tree)
+    upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
-        upward[i] = logsumexp_axes(belief[i], plan.child_axes[i])
-        belief[tree.parent[i]] += upward[i].reshape(plan.parent_shape[i])
-    log_z = float(logsumexp_axes(belief[0], tuple(range(belief[0].ndim))))
-    if not np.isfinite(log_z):
-        raise ValueError("log_potentials give a zero or infinite partition function")
-    belief[0] -= log_z
-    probs = [None] * len(belief)
+        gathered = _gathered(log_potentials[i],
+                             [(upward[j], plan.parent_shape[j]) for j in children[i]])
+        upward[i] = logsumexp_axes(gathered, plan.child_axes[i])
+        del gathered
+    downward: list = [None] * len(tree.cliques)
+    logs: list = [None] * len(tree.cliques)
+    probs: list = [None] * len(tree.cliques)
+    log_z = 0.0
     for p in tree.order:
-        # belief[p] is final (normalised) once its parent has sent its message
-        probs[p] = np.exp(belief[p])
-        for i in tree.neighbor_indices(p):
-            if tree.parent[i] != p:
-                continue
-            new = _separator_log(probs[p], belief[p], plan.parent_axes[i])
-            belief[i] += _log_divide(new, upward[i]).reshape(plan.child_shape[i])
-        if not keep_log:
-            belief[p] = None
-    return belief, probs, log_z
+        incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
+        if downward[p] is not None:
+            incoming.append((downward[p], plan.child_shape[p]))
+        belief = _gathered(log_potentials[p], incoming)
+        if p == tree.order[0]:
+            log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
+            if not np.isfinite(log_z):
+                raise ValueError("log_potentials give a zero or infinite partition function")
+            belief -= log_z
+        probs[p] = np.exp(belief)
+        for i in children[p]:
+            new = _separator_log(probs[p], belief, plan.parent_axes[i])
+            downward[i] = _log_divide(new, upward[i])
+        if keep_log:
+            logs[p] = belief
+        del belief
+    return logs, probs, log_z
 
 
 def _einsum_product(
@@ -223,7 +254,9 @@ class CalibratedBeliefs:
     ----------
     tree : JunctionTree
     log_beliefs : list of ndarray
-        Normalised log-marginals of the maximal cliques.
+        Normalised log-marginals of the maximal cliques (computed from
+        ``beliefs`` on each access: they are not kept, to hold one
+        model-sized array instead of two).
     beliefs : list of ndarray
         Marginal probabilities of the maximal cliques.
     log_partition : float
@@ -232,12 +265,18 @@ class CalibratedBeliefs:
 
     def __init__(self, tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> None:
         self.tree = tree
-        self.log_beliefs, self.beliefs, self.log_partition = belief_propagation(
-            tree, log_potentials
+        _, self.beliefs, self.log_partition = belief_propagation(
+            tree, log_potentials, keep_log=False
         )
         self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._cache_cells = 0
         self._conditionals: dict[int, np.ndarray] = {}
+
+    @property
+    def log_beliefs(self) -> list[np.ndarray]:
+        """Log of ``beliefs`` (new arrays on each access)."""
+        with np.errstate(divide="ignore"):
+            return [np.log(b) for b in self.beliefs]
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         """Exact marginal probabilities of any attribute subset.

@@ -16,8 +16,8 @@ from ...backends import EncodedTable
 from ...pgm import GraphicalModel, JunctionTree, ModelDomain
 from ...privacy import PrivacyLedger
 from ._budget import BudgetSchedule
-from ._model import (MeasurementBank, ZeroMasks, grow_tree, parse_structural_zeros, refit,
-                         refit_from_independent)
+from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
+                     parse_structural_zeros, refit, refit_from_independent)
 from ._select import CandidateScorer
 from ._workload import candidate_weights, default_workload, parse_workload
 from .._compression import DomainCompression
@@ -488,7 +488,9 @@ class _Run:
         if options.early_stopping is None:
             return refit(self.model.tree, self.bank, self.model, self.zeros,
                          max_iters=max_iters, tol=options.tol)
-        return refit_from_independent(self.model.tree, self.bank, self.model, self.zeros,
+        tree, one_way = self.model.tree, independent_start(self.model)
+        self.model = None  # its tables are not needed: free them before estimating
+        return refit_from_independent(tree, self.bank, one_way, self.zeros,
                                       max_iters=max_iters, tol=options.tol,
                                       early_stopping=options.early_stopping)
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 
-__all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "refit", "refit_from_independent"]
+__all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
+           "refit_from_independent"]
 
 Marginal = tuple[int, ...]
 
@@ -285,10 +286,29 @@ def refit(
     return zeros.apply(model), info
 
 
+def independent_start(model: GraphicalModel) -> dict[tuple[str], np.ndarray]:
+    """Log 1-way marginal counts of ``model``, floored at :data:`START_FLOOR`.
+
+    The log-potentials of the independent model (the product of ``model``'s
+    1-way marginals), the start of :func:`refit_from_independent`.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        Source of the 1-way marginals.
+
+    Returns
+    -------
+    dict of tuple of str to ndarray
+    """
+    return {(a,): np.log(np.maximum(model.marginal((a,)), START_FLOOR))
+            for a in model.domain}
+
+
 def refit_from_independent(
     tree: JunctionTree,
     bank: MeasurementBank,
-    previous: GraphicalModel,
+    one_way: Mapping[tuple[str], np.ndarray],
     zeros: ZeroMasks,
     *,
     max_iters: int,
@@ -297,12 +317,13 @@ def refit_from_independent(
 ) -> tuple[GraphicalModel, dict]:
     """Estimate afresh from the independent model, stopping by the discrepancy principle.
 
-    The start is the product of ``previous``'s 1-way marginals (counts
-    floored at :data:`START_FLOOR`); mirror descent stops at the first step
-    whose loss is at most ``early_stopping`` times the number of measured
-    entries, the loss's expected value at the true marginals.  Cells that
-    the noise cannot tell from zero thus keep a small but not vanishing
-    probability (running to convergence drives them to zero).
+    The start is the product of the last model's 1-way marginals
+    (:func:`independent_start`), so the caller can free that model before
+    the estimation allocates its own tables; mirror descent stops at the
+    first step whose loss is at most ``early_stopping`` times the number of
+    measured entries, the loss's expected value at the true marginals.
+    Cells that the noise cannot tell from zero thus keep a small but not
+    vanishing probability (running to convergence drives them to zero).
 
     Parameters
     ----------
@@ -310,8 +331,8 @@ def refit_from_independent(
         Target structure.
     bank : MeasurementBank
         The measurements.
-    previous : GraphicalModel
-        Source of the 1-way marginals of the start.
+    one_way : dict of tuple of str to ndarray
+        Log-potentials of the start, from :func:`independent_start`.
     zeros : ZeroMasks
         Structural zeros, forced into the start and the result.
     max_iters, tol : int, float
@@ -324,9 +345,6 @@ def refit_from_independent(
     model : GraphicalModel
     info : dict
     """
-    one_way = {(a,): np.log(np.maximum(previous.marginal((a,)), START_FLOOR))
-               for a in tree.domain}
-    previous.release_beliefs()
     threshold = early_stopping * bank.n_entries()
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
                            potentials=zeros.potentials(one_way), max_iters=max_iters, tol=tol,
