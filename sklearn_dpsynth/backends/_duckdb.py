@@ -32,15 +32,14 @@ import pandas as pd
 
 from ..domain import ColumnSpec, Domain
 from ..exceptions import PrivacyWarning
-from ._engine import (BOUNDS, CATEGORIES, MISSING, codes_reason, counts_from_cells,
+from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, histogram_from_cells,
+                      in_passes, codes_reason, counts_from_cells,
                       encoding_path, family, modelled_dtype, raise_unencodable, row_blocks)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
 
 _VIEW_IDS = itertools.count()
-#: Most grouping sets counted by one query of :meth:`DuckDBTable.counts_many`.
-GROUPING_SETS_PER_QUERY = 256
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT")
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
@@ -207,22 +206,18 @@ class DuckDBSource:
     def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
                           ) -> list[np.ndarray]:
         """:meth:`range_counts` of several ``(name, cuts)``, in one
-        ``GROUPING SETS`` query per batch of ``GROUPING_SETS_PER_QUERY``
+        ``GROUPING SETS`` query per batch of ``GROUPING_SETS_PER_PASS``
         columns (one scan of the table each)."""
         out: list[np.ndarray] = []
-        for start in range(0, len(requests), GROUPING_SETS_PER_QUERY):
-            batch = list(requests[start:start + GROUPING_SETS_PER_QUERY])
+        for batch in in_passes(requests):
             values = ", ".join(f"{self.number(name)} AS v{j}" for j, (name, _) in
                                enumerate(batch))
             cells = [f"CASE WHEN v{j} IS NULL THEN NULL ELSE "
                      f"{_count_at_most(f'v{j}', cuts, 0, len(cuts))} END"
                      for j, (_, cuts) in enumerate(batch)]
             groups = self._grouped(cells, f"SELECT {values} FROM {{src}}", with_first=False)
-            for (_, cuts), rows in zip(batch, groups):
-                counts = np.zeros(len(cuts) + 1)
-                for cell_index, count in rows:
-                    counts[cell_index] = count
-                out.append(counts)
+            out.extend(histogram_from_cells(rows, len(cuts) + 1)
+                       for (_, cuts), rows in zip(batch, groups))
         return out
 
     def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
@@ -232,17 +227,15 @@ class DuckDBSource:
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns, in one ``GROUPING SETS``
-        query per batch of ``GROUPING_SETS_PER_QUERY`` columns."""
+        query per batch of ``GROUPING_SETS_PER_PASS`` columns."""
         out: list[tuple[list, np.ndarray]] = []
-        for start in range(0, len(names), GROUPING_SETS_PER_QUERY):
-            batch = list(names[start:start + GROUPING_SETS_PER_QUERY])
+        for batch in in_passes(names):
             values = ", ".join(f"{_quote(name)} AS v{j}" for j, name in enumerate(batch))
             inner = f"SELECT {values}, row_number() OVER () AS position FROM {{src}}"
             groups = self._grouped([f"v{j}" for j in range(len(batch))], inner,
                                    with_first=True)
             for rows in groups:
-                rows = sorted(rows, key=lambda row: row[2])
-                out.append(([r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)))
+                out.append(categories_in_order(rows))
         return out
 
     def _grouped(self, keys: list[str], inner: str, with_first: bool) -> list[list[tuple]]:
@@ -411,15 +404,13 @@ class DuckDBTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one ``GROUPING SETS`` query per batch of
-        ``GROUPING_SETS_PER_QUERY`` sets (one scan of the codes each).
+        ``GROUPING_SETS_PER_PASS`` sets (one scan of the codes each).
 
         The codes are never NULL, so the NULL pattern of a result row names
         its grouping set.
         """
-        out = []
-        for start in range(0, len(column_sets), GROUPING_SETS_PER_QUERY):
-            out.extend(self._count_batch(column_sets[start:start + GROUPING_SETS_PER_QUERY]))
-        return out
+        return [table for batch in in_passes(column_sets)
+                for table in self._count_batch(batch)]
 
     def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         used = sorted(set().union(*column_sets))

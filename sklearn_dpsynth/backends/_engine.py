@@ -105,3 +105,29 @@ def row_blocks(rows: Iterable[Sequence[int]], chunk_rows: int,
         out = np.array(block, dtype=np.int64).reshape(len(block), n_columns)
         out.flags.writeable = False
         yield out
+
+
+#: Grouping sets an engine answers in one pass (one query or one job).
+GROUPING_SETS_PER_PASS = 256
+
+
+def in_passes(items: Sequence) -> Iterator[list]:
+    """``items`` in consecutive batches of at most ``GROUPING_SETS_PER_PASS``:
+    one engine pass (a ``GROUPING SETS`` query or job) each."""
+    for start in range(0, len(items), GROUPING_SETS_PER_PASS):
+        yield list(items[start:start + GROUPING_SETS_PER_PASS])
+
+
+def histogram_from_cells(rows: Iterable, n_cells: int) -> np.ndarray:
+    """A histogram of ``n_cells`` from ``(cell index, count)`` result rows."""
+    counts = np.zeros(n_cells)
+    for cell_index, count in rows:
+        counts[cell_index] = count
+    return counts
+
+
+def categories_in_order(rows: Iterable) -> tuple[list, np.ndarray]:
+    """Values and counts from ``(value, count, first position)`` result rows,
+    in order of first appearance."""
+    rows = sorted(rows, key=lambda row: row[2])
+    return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)

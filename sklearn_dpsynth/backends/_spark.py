@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
-from ._engine import (BOUNDS, CATEGORIES, MISSING, codes_reason, counts_from_cells,
+from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, histogram_from_cells,
+                      in_passes, codes_reason, counts_from_cells,
                       encoding_path, family, modelled_dtype, raise_unencodable, row_blocks)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
 
@@ -155,22 +156,18 @@ class SparkSource:
     def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
                           ) -> list[np.ndarray]:
         """:meth:`range_counts` of several ``(name, cuts)`` in one
-        grouping-sets job per batch of ``GROUPING_SETS_PER_JOB`` columns."""
+        grouping-sets job per batch of ``GROUPING_SETS_PER_PASS`` columns."""
         F = _functions()
         out: list[np.ndarray] = []
-        for start in range(0, len(requests), GROUPING_SETS_PER_JOB):
-            batch = list(requests[start:start + GROUPING_SETS_PER_JOB])
+        for batch in in_passes(requests):
             cells = []
             for j, (name, cuts) in enumerate(batch):
                 value = self.number(name)
                 cells.append(F.when(value.isNull(), F.lit(None)).otherwise(
                     _count_at_most(value, cuts, 0, len(cuts))).alias(f"g{j}"))
             groups = self._grouped(self.frame.select(*cells), len(batch), with_first=False)
-            for (_, cuts), rows in zip(batch, groups):
-                counts = np.zeros(len(cuts) + 1)
-                for cell_index, count in rows:
-                    counts[cell_index] = count
-                out.append(counts)
+            out.extend(histogram_from_cells(rows, len(cuts) + 1)
+                       for (_, cuts), rows in zip(batch, groups))
         return out
 
     def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
@@ -181,17 +178,15 @@ class SparkSource:
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns in one grouping-sets job
-        per batch of ``GROUPING_SETS_PER_JOB`` columns."""
+        per batch of ``GROUPING_SETS_PER_PASS`` columns."""
         F = _functions()
         out: list[tuple[list, np.ndarray]] = []
-        for start in range(0, len(names), GROUPING_SETS_PER_JOB):
-            batch = list(names[start:start + GROUPING_SETS_PER_JOB])
+        for batch in in_passes(names):
             frame = self.frame.select(*[F.col(_quote(n)).alias(f"g{j}")
                                         for j, n in enumerate(batch)],
                                       F.monotonically_increasing_id().alias("position"))
             for rows in self._grouped(frame, len(batch), with_first=True):
-                rows = sorted(rows, key=lambda row: row[2])
-                out.append(([r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)))
+                out.append(categories_in_order(rows))
         return out
 
     def _grouped(self, frame: Any, n_keys: int, with_first: bool) -> list[list[tuple]]:
@@ -321,9 +316,6 @@ def _comparable_literal(value: Any, family: str) -> Any:
     return None
 
 
-#: Most grouping sets counted by one job of :meth:`SparkTable.counts_many`.
-GROUPING_SETS_PER_JOB = 256
-
 
 class SparkTable(EncodedTable):
     """An encoded table held by Spark.
@@ -383,16 +375,14 @@ class SparkTable(EncodedTable):
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         """All tables in one grouping-sets aggregation per batch of
-        ``GROUPING_SETS_PER_JOB`` sets (one job over the codes each).
+        ``GROUPING_SETS_PER_PASS`` sets (one job over the codes each).
 
         Each executor pre-aggregates its partition for every set; only the
         non-empty cells reach the driver.  The codes are never NULL, so the
         NULL pattern of a result row names its grouping set.
         """
-        out = []
-        for start in range(0, len(column_sets), GROUPING_SETS_PER_JOB):
-            out.extend(self._count_batch(column_sets[start:start + GROUPING_SETS_PER_JOB]))
-        return out
+        return [table for batch in in_passes(column_sets)
+                for table in self._count_batch(batch)]
 
     def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         used = sorted(set().union(*column_sets))
