@@ -80,7 +80,7 @@ def test_counts_many_is_one_query_per_batch_with_identical_tables(data, monkeypa
     """GROUPING SETS: every table equals its own GROUP BY (and memory's), in
     the order and axis order asked, with repeats and the empty set, in one
     query per batch of sets."""
-    from sklearn_dpsynth.backends import _duckdb, _engine
+    from sklearn_dpsynth.backends import _duckdb, _table
 
     frame, path = data
     domain = _domain()
@@ -95,7 +95,7 @@ def test_counts_many_is_one_query_per_batch_with_identical_tables(data, monkeypa
     assert len(queries) == 1 and "GROUPING SETS" in queries[0]
     for columns, table in zip(sets, tables):
         assert np.array_equal(table, memory.counts(columns)), columns
-    monkeypatch.setattr(_engine, "GROUPING_SETS_PER_PASS", 3)
+    monkeypatch.setattr(_table, "GROUPING_SETS_PER_PASS", 3)
     queries.clear()
     assert all(np.array_equal(a, b) for a, b in zip(engine.counts_many(sets), tables))
     assert len(queries) == 3  # 7 distinct sets, 3 per query
@@ -274,7 +274,7 @@ def test_domain_learning_batched_one_query_per_kind_identical_and_neighbours(
     from sklearn_dpsynth._domain_learning import (_category_counts, _category_counts_many,
                                                   _datetime_grid, _numeric_grid,
                                                   _range_counts, _range_counts_many)
-    from sklearn_dpsynth.backends import _duckdb, _engine
+    from sklearn_dpsynth.backends import _duckdb, _table
 
     frame, _ = data
     requests = [("score", _numeric_grid()), ("when", _datetime_grid()),
@@ -297,7 +297,7 @@ def test_domain_learning_batched_one_query_per_kind_identical_and_neighbours(
     ranges_b = _range_counts_many(b, requests)
     assert sum(np.abs(x - y).sum() for x, y in zip(ranges_a, ranges_b)) == \
         sum(frame.loc[7, [n for n, _ in requests]].notna())
-    monkeypatch.setattr(_engine, "GROUPING_SETS_PER_PASS", 3)
+    monkeypatch.setattr(_table, "GROUPING_SETS_PER_PASS", 3)
     queries.clear()
     again = _range_counts_many(a, requests)
     assert len(queries) == 2 and all(np.array_equal(x, y) for x, y in zip(again, ranges_a))

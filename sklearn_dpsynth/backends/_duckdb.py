@@ -32,10 +32,10 @@ import pandas as pd
 
 from ..domain import ColumnSpec, Domain
 from ..exceptions import PrivacyWarning
-from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, histogram_from_cells,
-                      in_passes, codes_reason, counts_from_cells,
-                      encoding_path, family, modelled_dtype, raise_unencodable, row_blocks)
-from ._table import DEFAULT_CHUNK_ROWS, EncodedTable
+from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, codes_reason,
+                      counts_from_cells, encoding_path, family, histogram_from_cells,
+                      modelled_dtype, raise_unencodable, row_blocks)
+from ._table import DEFAULT_CHUNK_ROWS, EncodedTable, in_passes
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
 
@@ -402,17 +402,12 @@ class DuckDBTable(EncodedTable):
                                   f"(SELECT {keys} FROM {{src}}) GROUP BY {groups}")
         return counts_from_cells(rows, shape)
 
-    def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
-        """All tables in one ``GROUPING SETS`` query per batch of
-        ``GROUPING_SETS_PER_PASS`` sets (one scan of the codes each).
+    def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """The tables of one pass: one ``GROUPING SETS`` query, one scan of the codes.
 
         The codes are never NULL, so the NULL pattern of a result row names
         its grouping set.
         """
-        return [table for batch in in_passes(column_sets)
-                for table in self._count_batch(batch)]
-
-    def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
         used = sorted(set().union(*column_sets))
         if not used:
             return [self._count(c, None) for c in column_sets]

@@ -107,16 +107,6 @@ def row_blocks(rows: Iterable[Sequence[int]], chunk_rows: int,
         yield out
 
 
-#: Grouping sets an engine answers in one pass (one query or one job).
-GROUPING_SETS_PER_PASS = 256
-
-
-def in_passes(items: Sequence) -> Iterator[list]:
-    """``items`` in consecutive batches of at most ``GROUPING_SETS_PER_PASS``:
-    one engine pass (a ``GROUPING SETS`` query or job) each."""
-    for start in range(0, len(items), GROUPING_SETS_PER_PASS):
-        yield list(items[start:start + GROUPING_SETS_PER_PASS])
-
 
 def histogram_from_cells(rows: Iterable, n_cells: int) -> np.ndarray:
     """A histogram of ``n_cells`` from ``(cell index, count)`` result rows."""

@@ -21,6 +21,17 @@ __all__ = ["EncodedTable"]
 DEFAULT_CHUNK_ROWS = 65536
 
 
+
+#: Grouping sets an engine answers in one pass (one query or one job).
+GROUPING_SETS_PER_PASS = 256
+
+
+def in_passes(items: Sequence) -> Iterator[list]:
+    """``items`` in consecutive batches of at most ``GROUPING_SETS_PER_PASS``:
+    one engine pass (a ``GROUPING SETS`` query or job) each."""
+    for start in range(0, len(items), GROUPING_SETS_PER_PASS):
+        yield list(items[start:start + GROUPING_SETS_PER_PASS])
+
 class EncodedTable(ABC):
     """A table of integer codes, one column per domain column.
 
@@ -148,7 +159,14 @@ class EncodedTable(ABC):
         return _CountCache(self, column_sets)
 
     def _count_many(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
-        """Backend counting of distinct sorted column sets (one call each by default)."""
+        """Backend counting of distinct sorted column sets, one
+        :meth:`_count_batch` per pass of at most ``GROUPING_SETS_PER_PASS``."""
+        return [table for batch in in_passes(column_sets)
+                for table in self._count_batch(batch)]
+
+    def _count_batch(self, column_sets: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """The tables of one pass (one :meth:`_count` each by default; the
+        engines answer a batch in one scan)."""
         return [self._count(c, None) for c in column_sets]
 
     def _check_columns(self, columns: Sequence[int]) -> tuple[int, ...]:
