@@ -282,3 +282,25 @@ def test_bad_input_raises_value_error(call):
 def test_engine_takes_only_a_model_domain(call):
     with pytest.raises(TypeError, match="ModelDomain"):
         call()
+
+
+@pytest.mark.parametrize("root_first", [True, False])
+def test_grouped_messages_match_enumeration(root_first):
+    """Small messages into a large clique are summed together before being added."""
+    from sklearn_dpsynth.pgm.inference import message_plan
+
+    cliques = [("a", "b", "c", "d"), ("a", "e"), ("b", "f")]
+    if not root_first:
+        cliques = cliques[1:] + cliques[:1]
+    tree = JunctionTree(DOMAIN, cliques)
+    plan = message_plan(tree)
+    grouped = [g for groups in plan.upward_groups + plan.downward_groups for g in groups]
+    assert max(len(g) for g in grouped) == 2
+    rng = np.random.default_rng(6)
+    tables = [rng.normal(scale=2.0, size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    tables[1].flat[1] = -np.inf
+    logs, beliefs, log_z = belief_propagation(tree, tables)
+    log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, tables)})
+    np.testing.assert_allclose(log_z, logsumexp(log_joint), atol=1e-12)
+    for clique, b in zip(tree.cliques, beliefs):
+        np.testing.assert_allclose(b, _brute_marginal(log_joint, clique), atol=1e-12)

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .domain import ModelDomain
-from .factor import log_sum_shifted, logsumexp_axes, sum_axes
+from .factor import group_marginals, log_sum_shifted, logsumexp_axes, sum_axes
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
@@ -45,6 +45,15 @@ class MessagePlan:
         Separator table reshaped to broadcast against clique ``i``.
     parent_shape : list of tuple of int
         Separator table reshaped to broadcast against the parent of ``i``.
+    children : list of list of int
+        Children of every clique in the rooted tree.
+    upward_groups : list of list of list of int
+        For clique ``i``, its children's messages (positions in
+        ``children[i]``) grouped to be summed together before they are
+        added to its table (:func:`~sklearn_dpsynth.pgm.factor.group_marginals`).
+    downward_groups : list of list of list of int
+        The same for all of ``i``'s incoming messages: its children's, then
+        its parent's (position ``len(children[i])``).
     """
 
     shapes: list
@@ -52,6 +61,9 @@ class MessagePlan:
     parent_axes: list
     child_shape: list
     parent_shape: list
+    children: list
+    upward_groups: list
+    downward_groups: list
 
 
 def _sep_axes(clique: tuple[str, ...], sep: set[str]) -> tuple[int, ...]:
@@ -90,7 +102,17 @@ def message_plan(tree: JunctionTree) -> MessagePlan:
         parent_axes[i] = _sep_axes(tree.cliques[p], sep)
         child_shape[i] = _sep_shape(tree.cliques[i], shapes[i], sep)
         parent_shape[i] = _sep_shape(tree.cliques[p], shapes[p], sep)
-    plan = MessagePlan(shapes, child_axes, parent_axes, child_shape, parent_shape)
+    children = _children(tree)
+    upward_groups, downward_groups = [], []
+    for i, clique_children in enumerate(children):
+        everything = frozenset(range(len(shapes[i])))
+        kept = [everything - set(parent_axes[j]) for j in clique_children]
+        upward_groups.append(group_marginals(shapes[i], kept))
+        if i != tree.order[0]:
+            kept.append(everything - set(child_axes[i]))
+        downward_groups.append(group_marginals(shapes[i], kept))
+    plan = MessagePlan(shapes, child_axes, parent_axes, child_shape, parent_shape,
+                       children, upward_groups, downward_groups)
     tree._message_plan = plan
     return plan
 
@@ -99,7 +121,7 @@ def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
     """``new - old`` in log space with ``0 / 0 = 0``."""
     with np.errstate(invalid="ignore"):
         out = new - old
-    if np.isneginf(old).any():
+    if old.size and old.min() == -np.inf:
         out[np.isnan(out)] = -np.inf
     return out
 
@@ -119,12 +141,24 @@ def _children(tree: JunctionTree) -> list[list[int]]:
     return children
 
 
-def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]]
-              ) -> np.ndarray:
-    """``table`` plus log-space messages, in a new array (``table`` is not modified)."""
-    out = np.array(table, dtype=float, copy=True)
-    for message, shape in messages:
-        out += message.reshape(shape)
+def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
+              groups: list[list[int]]) -> np.ndarray:
+    """``table`` plus log-space messages, in a new array (``table`` is not modified).
+
+    The messages of one group (see :class:`MessagePlan`) are summed in
+    their small union space first, so the table is passed over once per
+    group.
+    """
+    out = None
+    for group in groups:
+        shared = None
+        for k in group:
+            message, shape = messages[k]
+            term = message.reshape(shape)
+            shared = term if shared is None else shared + term
+        out = np.add(table, shared, dtype=float) if out is None else out.__iadd__(shared)
+    if out is None:
+        out = np.array(table, dtype=float, copy=True)
     return out
 
 
@@ -168,11 +202,15 @@ def belief_propagation(
         if np.shape(table) != shape:
             raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
                              f"expected {shape}")
-    children = _children(tree)
+    children = plan.children
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
-        gathered = _gathered(log_potentials[i],
-                             [(upward[j], plan.parent_shape[j]) for j in children[i]])
+        if children[i]:
+            gathered = _gathered(log_potentials[i],
+                                 [(upward[j], plan.parent_shape[j]) for j in children[i]],
+                                 plan.upward_groups[i])
+        else:  # a leaf: logsumexp_axes reads its table without writing
+            gathered = log_potentials[i]
         upward[i] = logsumexp_axes(gathered, plan.child_axes[i])
         del gathered
     downward: list = [None] * len(tree.cliques)
@@ -183,7 +221,7 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
-        belief = _gathered(log_potentials[p], incoming)
+        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p])
         if p == tree.order[0]:
             log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
             if not np.isfinite(log_z):

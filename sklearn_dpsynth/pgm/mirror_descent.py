@@ -170,6 +170,7 @@ def mirror_descent(
         ``n_restarts``, ``step_size``.
     """
     z = _point(tree, tables, objective)
+    del tables  # the caller's list must not keep the starting tables alive
     x_beliefs, x_counts = z.beliefs, z.counts
     x_loss = objective.loss(x_counts)
     step = objective.total / objective.smoothness()
@@ -181,6 +182,7 @@ def mirror_descent(
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
+            result = None  # a rejected trial's tables and beliefs go before the next
             result = _trial(tree, objective, x_counts, x_loss, z, a, trial_step)
             stats["n_inference"] += 1
             if result.accepted or trial_step < floor:
@@ -193,6 +195,7 @@ def mirror_descent(
             break
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
+            z = result = None
             z = _point(tree, potentials_from_marginals(tree, x_beliefs), objective)
             stats["n_inference"] += 1
             stats["n_restarts"] += 1
