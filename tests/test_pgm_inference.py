@@ -304,3 +304,32 @@ def test_grouped_messages_match_enumeration(root_first):
     np.testing.assert_allclose(log_z, logsumexp(log_joint), atol=1e-12)
     for clique, b in zip(tree.cliques, beliefs):
         np.testing.assert_allclose(b, _brute_marginal(log_joint, clique), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["tree", "overlapping"])
+def test_underflowing_separators_without_log_beliefs(name):
+    """Beliefs of 1e-300 and below: exact with and without kept log-beliefs.
+
+    Without ``keep_log`` the log-beliefs are recomputed when a separator
+    entry underflows; the messages must stay exact in log space.
+    """
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(11)
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    for t in tables:
+        t[0] -= 800.0  # a whole slice below double precision: separators underflow
+    logs, beliefs, log_z = belief_propagation(tree, tables)
+    _, beliefs_only, log_z_only = belief_propagation(tree, tables, keep_log=False)
+    assert log_z_only == log_z
+    log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, tables)})
+    for clique, lb, b, b_only in zip(tree.cliques, logs, beliefs, beliefs_only):
+        np.testing.assert_array_equal(b, b_only)
+        expected = _brute_log_marginal(log_joint, clique)
+        np.testing.assert_allclose(lb, expected, rtol=1e-9)
+
+
+def _brute_log_marginal(log_joint, attrs):
+    axes = tuple(k for k, a in enumerate(NAMES) if a not in attrs)
+    out = logsumexp(log_joint - logsumexp(log_joint), axis=axes)
+    kept = [a for a in NAMES if a in attrs]
+    return np.transpose(out, [kept.index(a) for a in attrs])

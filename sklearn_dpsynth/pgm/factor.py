@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import string
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .domain import ModelDomain, require_model_domain
 
-__all__ = ["Factor", "group_marginals", "logsumexp_axes", "log_sum_shifted", "sum_axes"]
+__all__ = ["Factor", "group_marginals", "logsumexp_axes", "logsumexp_axes_consuming",
+           "log_sum_shifted", "sum_axes"]
 
 
 _SHORT_AXIS = 16
@@ -162,8 +163,42 @@ def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return log_sum_shifted(exped, values, axes, shift)
 
 
+def logsumexp_axes_consuming(
+    values: np.ndarray, axes: tuple[int, ...], recompute: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """:func:`logsumexp_axes` that overwrites ``values`` instead of copying it.
+
+    Same result as :func:`logsumexp_axes` bit for bit; the exponentials are
+    written into ``values`` (a float array the caller owns and no longer
+    needs), and ``recompute()`` gives the values again in the rare case
+    where the underflow check needs them.
+
+    Parameters
+    ----------
+    values : ndarray
+        Log-space values, overwritten.
+    axes : tuple of int
+        Non-negative axes summed out.
+    recompute : callable
+        Returns a fresh copy of the original ``values``.
+
+    Returns
+    -------
+    out : ndarray
+    """
+    if not axes:
+        return logsumexp_axes(values, axes)
+    shift = float(values.max()) if values.size else 0.0
+    if not math.isfinite(shift):
+        shift = 0.0
+    np.subtract(values, shift, out=values)
+    np.exp(values, out=values)
+    return log_sum_shifted(values, recompute, axes, shift)
+
+
 def log_sum_shifted(
-    exped: np.ndarray, values: np.ndarray, axes: tuple[int, ...], shift: float
+    exped: np.ndarray, values: np.ndarray | Callable[[], np.ndarray],
+    axes: tuple[int, ...], shift: float
 ) -> np.ndarray:
     """``log(sum(exp(values)))`` over ``axes`` given ``exped = exp(values - shift)``.
 
@@ -171,8 +206,9 @@ def log_sum_shifted(
     ----------
     exped : ndarray
         ``exp(values - shift)``.
-    values : ndarray
-        The log-space values (used only when ``exped`` has underflowed).
+    values : ndarray or callable
+        The log-space values (used only when ``exped`` has underflowed), or
+        a function returning them.
     axes : tuple of int
         Non-negative axes summed out.
     shift : float
@@ -184,8 +220,12 @@ def log_sum_shifted(
         Exact log-sums; slices of ``-inf`` give ``-inf``.
     """
     total = sum_axes(exped, axes)
-    if total.min(initial=np.inf) > _UNDERFLOW \
-            or not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
+    if total.min(initial=np.inf) > _UNDERFLOW:
+        with np.errstate(divide="ignore"):
+            return np.log(total) + shift
+    if callable(values):
+        values = values()
+    if not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
         with np.errstate(divide="ignore"):
             return np.log(total) + shift
     return _logsumexp_sliced(values, axes)

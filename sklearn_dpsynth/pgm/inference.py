@@ -14,12 +14,14 @@ from __future__ import annotations
 import string
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .domain import ModelDomain
-from .factor import group_marginals, log_sum_shifted, logsumexp_axes, sum_axes
+from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
+                     logsumexp_axes_consuming, sum_axes)
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
@@ -127,9 +129,14 @@ def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
 
 
 def _separator_log(
-    prob: np.ndarray, log_belief: np.ndarray, axes: tuple[int, ...]
+    prob: np.ndarray, log_belief: np.ndarray | Callable[[], np.ndarray],
+    axes: tuple[int, ...]
 ) -> np.ndarray:
-    """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``)."""
+    """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``).
+
+    ``log_belief`` may be a function that recomputes it (only called when
+    some separator entry is tiny enough for underflow to matter).
+    """
     return log_sum_shifted(prob, log_belief, axes, 0.0)
 
 
@@ -159,6 +166,14 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
         out = np.add(table, shared, dtype=float) if out is None else out.__iadd__(shared)
     if out is None:
         out = np.array(table, dtype=float, copy=True)
+    return out
+
+
+def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
+                groups: list[list[int]], log_z: float) -> np.ndarray:
+    """A clique's normalised log-belief: table plus messages minus the log-partition."""
+    out = _gathered(table, messages, groups)
+    out -= log_z
     return out
 
 
@@ -206,13 +221,11 @@ def belief_propagation(
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
         if children[i]:
-            gathered = _gathered(log_potentials[i],
-                                 [(upward[j], plan.parent_shape[j]) for j in children[i]],
-                                 plan.upward_groups[i])
+            messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
+            redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i])
+            upward[i] = logsumexp_axes_consuming(redo(), plan.child_axes[i], redo)
         else:  # a leaf: logsumexp_axes reads its table without writing
-            gathered = log_potentials[i]
-        upward[i] = logsumexp_axes(gathered, plan.child_axes[i])
-        del gathered
+            upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i])
     downward: list = [None] * len(tree.cliques)
     logs: list = [None] * len(tree.cliques)
     probs: list = [None] * len(tree.cliques)
@@ -221,19 +234,23 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
+        redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p])
         belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p])
         if p == tree.order[0]:
             log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
             if not np.isfinite(log_z):
                 raise ValueError("log_potentials give a zero or infinite partition function")
             belief -= log_z
-        probs[p] = np.exp(belief)
-        for i in children[p]:
-            new = _separator_log(probs[p], belief, plan.parent_axes[i])
-            downward[i] = _log_divide(new, upward[i])
+        redo = partial(redo, log_z if p == tree.order[0] else 0.0)
         if keep_log:
-            logs[p] = belief
+            probs[p] = np.exp(belief)
+            logs[p] = redo = belief
+        else:  # the log-belief is recomputed in the rare case it is needed
+            probs[p] = np.exp(belief, out=belief)
         del belief
+        for i in children[p]:
+            new = _separator_log(probs[p], redo, plan.parent_axes[i])
+            downward[i] = _log_divide(new, upward[i])
     return logs, probs, log_z
 
 

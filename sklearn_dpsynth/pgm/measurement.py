@@ -379,6 +379,7 @@ class Objective:
         self.shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
         self._nesting, self._order = _nestings(tree, measurements, self.items)
         self._groups = _groups(self.shapes, self.items, self._nesting)
+        self._stepped = frozenset(g.index for g in self._groups)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -556,6 +557,21 @@ class Objective:
                 out[group.index] = tables[group.index] + shared
                 fresh.add(group.index)
         return out
+
+    def steps_clique(self, index: int) -> bool:
+        """Whether :meth:`step_tables` returns a fresh array for clique ``index``.
+
+        Parameters
+        ----------
+        index : int
+            Maximal clique.
+
+        Returns
+        -------
+        bool
+            True when some measurement lies in that clique.
+        """
+        return index in self._stepped
 
     def smoothness(self) -> float:
         """Smoothness bound of the loss in the L1 norm of the probabilities.

@@ -57,11 +57,19 @@ class _Point:
     log_z: float
 
 
-def _point(tree: JunctionTree, tables: list, objective: Objective) -> _Point:
-    """Run inference and normalise the tables (log-partition moved to 0)."""
+def _point(tree: JunctionTree, tables: list, objective: Objective,
+           owns_first: bool = False) -> _Point:
+    """Run inference and normalise the tables (log-partition moved to 0).
+
+    With ``owns_first`` the first table is a fresh array of the caller's
+    and is normalised in place.
+    """
     _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False)
     tables = list(tables)
-    tables[0] = tables[0] - log_z
+    if owns_first:
+        tables[0] -= log_z
+    else:
+        tables[0] = tables[0] - log_z
     return _Point(tables, beliefs, objective.counts(beliefs), log_z)
 
 
@@ -114,8 +122,8 @@ def _trial(
     """One tentative accelerated step with momentum ``a`` and step ``step``."""
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
-    tables = objective.step_tables(z.tables, grad, -step / a)
-    new_z = _point(tree, tables, objective)
+    new_z = _point(tree, objective.step_tables(z.tables, grad, -step / a), objective,
+                   owns_first=objective.steps_clique(0))
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
