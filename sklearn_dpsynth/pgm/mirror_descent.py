@@ -92,6 +92,17 @@ def _mix(a: float, x: list, z: list) -> list:
     return out
 
 
+def _mix_onto(a: float, x: list, z: list) -> None:
+    """``z <- (1 - a) x + a z`` in place (``z`` must own its arrays).
+
+    The same operations as :func:`_mix`, written into ``z``'s arrays.
+    """
+    for u, v in zip(x, z):
+        v -= u
+        v *= a
+        v += u
+
+
 def _mix_into(a: float, x: list, z: list) -> None:
     """``x <- (1 - a) x + a z`` in place (``x`` must own its arrays)."""
     for u, v in zip(x, z):
@@ -213,7 +224,10 @@ def mirror_descent(
         if a == 1.0:
             x_beliefs = result.z.beliefs
         elif x_beliefs is z.beliefs:
-            x_beliefs = _mix(a, x_beliefs, result.z.beliefs)
+            # the trial's beliefs are read only here: mix into them, no new arrays
+            _mix_onto(a, x_beliefs, result.z.beliefs)
+            x_beliefs = result.z.beliefs
+            result.z.beliefs = None
         else:
             _mix_into(a, x_beliefs, result.z.beliefs)
         x_counts, x_loss, z = result.x_counts, result.loss, result.z
