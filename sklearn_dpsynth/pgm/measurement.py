@@ -25,7 +25,7 @@ from .domain import ModelDomain, require_model_domain
 from .factor import group_marginals, sum_axes
 from .junction_tree import JunctionTree, validate_cliques
 
-__all__ = ["Measurement", "Objective", "estimate_total"]
+__all__ = ["MeasuredCounts", "Measurement", "Objective", "estimate_total"]
 
 
 @dataclass
@@ -350,6 +350,28 @@ def _groups(shapes: list[tuple[int, ...]], items: Sequence[_Compiled],
     return out
 
 
+class MeasuredCounts(list):
+    """Measured counts, one vector per measurement, all views of one buffer.
+
+    Mixing two of them (as accelerated mirror descent does every step)
+    then costs three vector operations on :attr:`flat` instead of three
+    per measurement.
+
+    Parameters
+    ----------
+    flat : ndarray
+        The buffer.
+    sizes : sequence of int
+        Length of every measurement's vector, in order.
+    """
+
+    def __init__(self, flat: np.ndarray, sizes: Sequence[int]) -> None:
+        stops = np.cumsum(sizes, dtype=np.int64)
+        super().__init__(flat[stop - size:stop] for stop, size in zip(stops, sizes))
+        self.flat = flat
+        self.sizes = sizes
+
+
 class Objective:
     """The Private-PGM loss of some measurements on a junction tree.
 
@@ -380,6 +402,7 @@ class Objective:
         self._nesting, self._order = _nestings(tree, measurements, self.items)
         self._groups = _groups(self.shapes, self.items, self._nesting)
         self._stepped = frozenset(g.index for g in self._groups)
+        self._sizes = [tree.domain.size(m.clique) for m in measurements]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -394,21 +417,21 @@ class Objective:
 
         Returns
         -------
-        counts : list of ndarray
+        counts : MeasuredCounts
             One C-order vector per measurement, axes in canonical order.
         """
-        out: list = [None] * len(self.items)
+        out = MeasuredCounts(np.empty(sum(self._sizes)), self._sizes)
         for group in self._groups:
             belief = beliefs[group.index]
             shared = sum_axes(belief, group.axes) if group.axes else belief
             for k, axes in zip(group.members, group.member_axes):
                 marg = sum_axes(shared, axes) if axes else shared
-                out[k] = self.total * marg.ravel()
+                np.multiply(marg.ravel(), self.total, out=out[k])
         for k in self._order:
             nest = self._nesting[k]
             if nest.host >= 0:
                 host = out[nest.host]
-                out[k] = sum_axes(host.reshape(nest.host_shape), nest.axes).ravel() \
+                out[k][...] = sum_axes(host.reshape(nest.host_shape), nest.axes).ravel() \
                     if nest.axes else host
         return out
 

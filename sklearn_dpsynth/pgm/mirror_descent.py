@@ -37,7 +37,7 @@ import numpy as np
 
 from .inference import belief_propagation, potentials_from_marginals
 from .junction_tree import JunctionTree
-from .measurement import Objective
+from .measurement import MeasuredCounts, Objective
 
 __all__ = ["mirror_descent"]
 
@@ -83,6 +83,11 @@ def _mix(a: float, x: list, z: list) -> list:
     """``(1 - a) x + a z`` elementwise over two lists of arrays."""
     if a == 1.0:
         return z
+    if isinstance(x, MeasuredCounts) and isinstance(z, MeasuredCounts):
+        flat = z.flat - x.flat
+        flat *= a
+        flat += x.flat
+        return MeasuredCounts(flat, x.sizes)
     out = []
     for u, v in zip(x, z):
         w = v - u
