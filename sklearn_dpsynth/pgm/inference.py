@@ -52,7 +52,7 @@ class MessagePlan:
     upward_groups : list of list of list of int
         For clique ``i``, its children's messages (positions in
         ``children[i]``) grouped to be summed together before they are
-        added to its table (:func:`~sklearn_dpsynth.pgm.factor.group_marginals`).
+        added to its table (``pgm.factor.group_marginals``).
     downward_groups : list of list of list of int
         The same for all of ``i``'s incoming messages: its children's, then
         its parent's (position ``len(children[i])``).
@@ -152,7 +152,7 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
               groups: list[list[int]]) -> np.ndarray:
     """``table`` plus log-space messages, in a new array (``table`` is not modified).
 
-    The messages of one group (see :class:`MessagePlan`) are summed in
+    The messages of one group (see ``MessagePlan``) are summed in
     their small union space first, so the table is passed over once per
     group.
     """

@@ -546,7 +546,7 @@ class Objective:
         table (up to rounding), but every measurement's (small) gradient is
         scaled before it is broadcast, and the gradients of a group of
         measurements of one clique whose union marginal is small
-        (:func:`~sklearn_dpsynth.pgm.factor.group_marginals`) are summed in
+        (``pgm.factor.group_marginals``) are summed in
         that marginal's space first: each touched clique table is written
         into a fresh array once per group, with no clique-sized
         temporaries.
