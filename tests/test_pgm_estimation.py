@@ -398,3 +398,26 @@ def test_estimate_from_tables_takes_over_its_start(truth):
                                    rtol=1e-9)
     with pytest.raises(ValueError, match="one table per maximal clique"):
         estimate_from_tables(tree, measurements, [np.zeros(3)])
+
+
+def test_measured_counts_mix_like_separate_vectors(truth):
+    """Counts share one buffer; mixing it equals mixing every vector on its own."""
+    from sklearn_dpsynth.pgm import JunctionTree, Objective, belief_propagation
+    from sklearn_dpsynth.pgm.measurement import MeasuredCounts
+    from sklearn_dpsynth.pgm.mirror_descent import _mix
+
+    measurements = _measure(truth, _all_cliques(), 1.0)
+    tree = JunctionTree(DOMAIN, TREE)
+    objective = Objective(tree, measurements, TOTAL)
+    rng = np.random.default_rng(3)
+    counts = []
+    for _ in range(2):
+        tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+        counts.append(objective.counts(belief_propagation(tree, tables)[1]))
+    x, z = counts
+    assert isinstance(x, MeasuredCounts) and len(x) == len(measurements)
+    for m, mu in zip(measurements, x):
+        assert mu.base is x.flat and mu.size == DOMAIN.size(m.clique)
+    mixed = _mix(0.3, x, z)
+    for u, v, w in zip(x, z, mixed):
+        np.testing.assert_array_equal(w, (v - u) * 0.3 + u)
