@@ -149,14 +149,17 @@ def _children(tree: JunctionTree) -> list[list[int]]:
 
 
 def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-              groups: list[list[int]]) -> np.ndarray:
-    """``table`` plus log-space messages, in a new array (``table`` is not modified).
+              groups: list[list[int]], terms: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """``table`` plus ``terms`` plus log-space messages, in a new array.
 
-    The messages of one group (see ``MessagePlan``) are summed in
-    their small union space first, so the table is passed over once per
-    group.
+    ``table`` is not modified.  The ``terms`` (broadcastable against the
+    table) are added first, in order; the messages of one group (see
+    ``MessagePlan``) are summed in their small union space first, so the
+    table is passed over once per group.
     """
     out = None
+    for term in terms:
+        out = np.add(table, term, dtype=float) if out is None else out.__iadd__(term)
     for group in groups:
         shared = None
         for k in group:
@@ -170,15 +173,17 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
 
 
 def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-                groups: list[list[int]], log_z: float) -> np.ndarray:
+                groups: list[list[int]], terms: Sequence[np.ndarray], log_z: float
+                ) -> np.ndarray:
     """A clique's normalised log-belief: table plus messages minus the log-partition."""
-    out = _gathered(table, messages, groups)
+    out = _gathered(table, messages, groups, terms)
     out -= log_z
     return out
 
 
 def belief_propagation(
-    tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True
+    tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True,
+    terms: dict[int, Sequence[np.ndarray]] | None = None,
 ) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
 
@@ -200,6 +205,11 @@ def belief_propagation(
     keep_log : bool, default=True
         Return the log-marginals; with False only the probabilities are
         kept (one model-sized array fewer, for callers that only need them).
+    terms : dict of int to sequence of ndarray, default=None
+        Arrays added, in order, to the table of clique ``i`` (each
+        broadcastable against it) before any message: inference on
+        ``log_potentials[i] + terms[i][0] + ...`` without materialising
+        those tables.
 
     Returns
     -------
@@ -218,11 +228,13 @@ def belief_propagation(
             raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
                              f"expected {shape}")
     children = plan.children
+    terms = terms or {}
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
-        if children[i]:
+        if children[i] or i in terms:
             messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
-            redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i])
+            redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i],
+                           terms.get(i, ()))
             upward[i] = logsumexp_axes_consuming(redo(), plan.child_axes[i], redo)
         else:  # a leaf: logsumexp_axes reads its table without writing
             upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i])
@@ -234,8 +246,10 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
-        redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p])
-        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p])
+        extra = terms.get(p, ())
+        redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p],
+                       extra)
+        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], extra)
         if p == tree.order[0]:
             log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
             if not np.isfinite(log_z):

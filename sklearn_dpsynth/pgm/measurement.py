@@ -401,7 +401,6 @@ class Objective:
         self.shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
         self._nesting, self._order = _nestings(tree, measurements, self.items)
         self._groups = _groups(self.shapes, self.items, self._nesting)
-        self._stepped = frozenset(g.index for g in self._groups)
         self._sizes = [tree.domain.size(m.clique) for m in measurements]
 
     def __len__(self) -> int:
@@ -567,34 +566,44 @@ class Objective:
             arrays themselves for the others.
         """
         out = list(tables)
-        fresh: set[int] = set()
+        for index, terms in self.step_terms(gradient, coef).items():
+            table = tables[index] + terms[0]
+            for term in terms[1:]:
+                table += term
+            out[index] = table
+        return out
+
+    def step_terms(self, gradient: Sequence[np.ndarray], coef: float
+                   ) -> dict[int, list[np.ndarray]]:
+        """The terms :meth:`step_tables` adds to each table, unadded.
+
+        Adding them in order to a clique's table (``table + terms[0] +
+        terms[1] + ...``) gives :meth:`step_tables`'s table bit for bit;
+        each term is small (a group's union marginal, shaped to broadcast
+        against the clique).
+
+        Parameters
+        ----------
+        gradient : sequence of ndarray
+            Output of :meth:`loss_and_gradient`.
+        coef : float
+            Step coefficient.
+
+        Returns
+        -------
+        terms : dict of int to list of ndarray
+            Maximal-clique index -> its terms, for the cliques that carry a
+            measurement.
+        """
+        out: dict[int, list[np.ndarray]] = {}
         folded = self._fold(gradient)
         for group in self._groups:
             shared = None
             for k in group.members:
                 scaled = (folded[k] * coef).reshape(self.items[k].bshape)
                 shared = scaled if shared is None else shared + scaled
-            if group.index in fresh:
-                out[group.index] += shared
-            else:
-                out[group.index] = tables[group.index] + shared
-                fresh.add(group.index)
+            out.setdefault(group.index, []).append(shared)
         return out
-
-    def steps_clique(self, index: int) -> bool:
-        """Whether :meth:`step_tables` returns a fresh array for clique ``index``.
-
-        Parameters
-        ----------
-        index : int
-            Maximal clique.
-
-        Returns
-        -------
-        bool
-            True when some measurement lies in that clique.
-        """
-        return index in self._stepped
 
     def smoothness(self) -> float:
         """Smoothness bound of the loss in the L1 norm of the probabilities.
