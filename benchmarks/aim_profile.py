@@ -9,7 +9,7 @@ split of ``benchmarks.mst_adult.load_adult`` and prints, every ``--every``
 rounds, the model size, its number of maximal cliques, the mirror-descent
 iterations of the round's re-estimation and the seconds elapsed; then the
 time of the final estimation, the fit time and the process's peak resident
-memory (``ru_maxrss``).  Run it under ``py-spy record`` for a flame graph.
+memory (``ru_maxrss``, also printed with every round).  Run it under ``py-spy record`` for a flame graph.
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ import time
 from benchmarks.aim_adult import DATA
 from benchmarks.mst_adult import load_adult
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
@@ -35,14 +40,15 @@ def main() -> None:
         if info["round"] % args.every == 0 or info["final"]:
             print(f"round {info['round']:4d}  model {info['model_size_mb']:7.2f} MiB  "
                   f"iters {info['estimation_iterations']:4d}  "
-                  f"elapsed {info['elapsed_s']:7.1f} s  clique {info['clique']}", flush=True)
+                  f"elapsed {info['elapsed_s']:7.1f} s  peak {_peak_mb():5.0f} MiB  "
+                  f"clique {info['clique']}", flush=True)
 
     synth = AIMSynthesizer(domain=domain, random_state=args.seed, callback=report)
     start = time.perf_counter()
     synth.fit(train, epsilon=args.epsilon, delta=1e-9)
     fit_s = time.perf_counter() - start
     last_round = synth.history_[-1]["elapsed_s"] if synth.history_ else 0.0
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = _peak_mb()
     print(f"rounds {synth.n_rounds_}  cliques {len(synth.model_.cliques)}  "
           f"model {synth.model_.size_mb:.2f} MiB  final estimation "
           f"{synth.estimation_info_['iterations']} iterations")

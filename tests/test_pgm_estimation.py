@@ -315,3 +315,109 @@ def test_warm_start_model_is_left_untouched(truth):
         np.testing.assert_array_equal(table, copy)
     np.testing.assert_array_equal(warm.marginal(("a", "b")), before)
     assert not np.allclose(model.marginal(("a", "b")), before)
+
+
+def test_grouped_measurements_give_the_direct_counts_and_steps():
+    """Small marginals of one large clique share one pass: same counts and steps.
+
+    In a single 360-cell clique, host-free measurements whose union
+    marginal is small are grouped (their counts are read from, and their
+    gradients summed in, the union marginal); the counts and the stepped
+    log-potentials must equal a direct computation, measurement by
+    measurement.
+    """
+    from sklearn_dpsynth.pgm import JunctionTree, Objective, belief_propagation
+
+    rng = np.random.default_rng(8)
+    measured = [("a", "b"), ("c", "d"), ("e", "a"), ("b", "e"), ("d",), ("c", "e")]
+    measurements = [Measurement(c, rng.normal(size=DOMAIN.size(c)), 1.0 + k)
+                    for k, c in enumerate(measured)]
+    tree = JunctionTree(DOMAIN, [tuple(DOMAIN)])
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    _, beliefs, _ = belief_propagation(tree, tables)
+    objective = Objective(tree, measurements, 50.0)
+    sizes = sorted(len(g.members) for g in objective._groups)
+    assert sum(sizes) == 5 and sizes[-1] >= 2  # ("d",) is nested in ("c", "d")
+    counts = objective.counts(beliefs)
+    model = GraphicalModel.from_tables(tree, tables, 50.0)
+    for m, mu in zip(measurements, counts):
+        direct = model.marginal(tree.sort(m.clique)).ravel()
+        np.testing.assert_allclose(mu, direct, rtol=1e-12, atol=1e-12)
+    _, grads = objective.loss_and_gradient(counts)
+    expected = np.zeros(objective.shapes[0])
+    for c, g in zip(objective.items, grads):
+        expected = expected + g.reshape(c.bshape)
+    stepped = objective.step_tables(tables, grads, 0.21)
+    np.testing.assert_allclose(stepped[0], tables[0] + 0.21 * expected,
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_group_marginals_partitions_and_respects_the_share():
+    from sklearn_dpsynth.pgm.factor import group_marginals
+
+    shape = (2, 3, 4, 5, 6)
+    kept = [frozenset(s) for s in ({0}, {1}, {0, 1}, {3, 4}, {2, 3, 4}, {4}, {0, 4})]
+    groups = group_marginals(shape, kept, share=0.25)
+    assert sorted(k for g in groups for k in g) == list(range(len(kept)))
+    limit = 0.25 * np.prod(shape)
+    for g in groups:
+        union = frozenset().union(*(kept[k] for k in g))
+        assert len(g) == 1 or np.prod([shape[a] for a in union]) <= limit
+    # no two groups could still be joined under the share
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            union = frozenset().union(*(kept[k] for k in groups[i] + groups[j]))
+            assert np.prod([shape[a] for a in union]) > limit
+    assert group_marginals(shape, kept, share=0.0) == [[k] for k in range(len(kept))]
+
+
+def test_estimate_from_tables_takes_over_its_start(truth):
+    """Same model as estimate() from the same start; the start is freed once left."""
+    import weakref
+
+    from sklearn_dpsynth.pgm import JunctionTree
+    from sklearn_dpsynth.pgm.estimation import estimate_from_tables
+
+    measurements = _measure(truth, TREE, 5.0, np.random.default_rng(9))
+    expected, _ = estimate(DOMAIN, measurements, potentials=truth, max_iters=15)
+    tree = JunctionTree(DOMAIN, [m.clique for m in measurements])
+    assert tree.cliques == truth.cliques
+    tables = [t.copy() for t in truth.tables]
+    alive = [weakref.ref(t) for t in tables]
+    seen = []
+
+    def watch(iteration, loss):
+        seen.append(sum(ref() is not None for ref in alive))
+
+    model, info = estimate_from_tables(tree, measurements, tables, max_iters=15,
+                                       callback=watch)
+    assert tables == [] and info["iterations"] >= 2
+    assert seen[-1] == 0  # every clique is measured: no starting table is still held
+    for clique in TREE:
+        np.testing.assert_allclose(model.marginal(clique), expected.marginal(clique),
+                                   rtol=1e-9)
+    with pytest.raises(ValueError, match="one table per maximal clique"):
+        estimate_from_tables(tree, measurements, [np.zeros(3)])
+
+
+def test_measured_counts_mix_like_separate_vectors(truth):
+    """Counts share one buffer; mixing it equals mixing every vector on its own."""
+    from sklearn_dpsynth.pgm import JunctionTree, Objective, belief_propagation
+    from sklearn_dpsynth.pgm.measurement import MeasuredCounts
+    from sklearn_dpsynth.pgm.mirror_descent import _mix
+
+    measurements = _measure(truth, _all_cliques(), 1.0)
+    tree = JunctionTree(DOMAIN, TREE)
+    objective = Objective(tree, measurements, TOTAL)
+    rng = np.random.default_rng(3)
+    counts = []
+    for _ in range(2):
+        tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+        counts.append(objective.counts(belief_propagation(tree, tables)[1]))
+    x, z = counts
+    assert isinstance(x, MeasuredCounts) and len(x) == len(measurements)
+    for m, mu in zip(measurements, x):
+        assert mu.base is x.flat and mu.size == DOMAIN.size(m.clique)
+    mixed = _mix(0.3, x, z)
+    for u, v, w in zip(x, z, mixed):
+        np.testing.assert_array_equal(w, (v - u) * 0.3 + u)

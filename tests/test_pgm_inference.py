@@ -282,3 +282,82 @@ def test_bad_input_raises_value_error(call):
 def test_engine_takes_only_a_model_domain(call):
     with pytest.raises(TypeError, match="ModelDomain"):
         call()
+
+
+@pytest.mark.parametrize("root_first", [True, False])
+def test_grouped_messages_match_enumeration(root_first):
+    """Small messages into a large clique are summed together before being added."""
+    from sklearn_dpsynth.pgm.inference import message_plan
+
+    cliques = [("a", "b", "c", "d"), ("a", "e"), ("b", "f")]
+    if not root_first:
+        cliques = cliques[1:] + cliques[:1]
+    tree = JunctionTree(DOMAIN, cliques)
+    plan = message_plan(tree)
+    grouped = [g for groups in plan.upward_groups + plan.downward_groups for g in groups]
+    assert max(len(g) for g in grouped) == 2
+    rng = np.random.default_rng(6)
+    tables = [rng.normal(scale=2.0, size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    tables[1].flat[1] = -np.inf
+    logs, beliefs, log_z = belief_propagation(tree, tables)
+    log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, tables)})
+    np.testing.assert_allclose(log_z, logsumexp(log_joint), atol=1e-12)
+    for clique, b in zip(tree.cliques, beliefs):
+        np.testing.assert_allclose(b, _brute_marginal(log_joint, clique), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["tree", "overlapping"])
+def test_underflowing_separators_without_log_beliefs(name):
+    """Beliefs of 1e-300 and below: exact with and without kept log-beliefs.
+
+    Without ``keep_log`` the log-beliefs are recomputed when a separator
+    entry underflows; the messages must stay exact in log space.
+    """
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(11)
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    for t in tables:
+        t[0] -= 800.0  # a whole slice below double precision: separators underflow
+    logs, beliefs, log_z = belief_propagation(tree, tables)
+    _, beliefs_only, log_z_only = belief_propagation(tree, tables, keep_log=False)
+    assert log_z_only == log_z
+    log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, tables)})
+    for clique, lb, b, b_only in zip(tree.cliques, logs, beliefs, beliefs_only):
+        np.testing.assert_array_equal(b, b_only)
+        expected = _brute_log_marginal(log_joint, clique)
+        np.testing.assert_allclose(lb, expected, rtol=1e-9)
+
+
+def _brute_log_marginal(log_joint, attrs):
+    axes = tuple(k for k, a in enumerate(NAMES) if a not in attrs)
+    out = logsumexp(log_joint - logsumexp(log_joint), axis=axes)
+    kept = [a for a in NAMES if a in attrs]
+    return np.transpose(out, [kept.index(a) for a in attrs])
+
+
+@pytest.mark.parametrize("name", ["tree", "overlapping"])
+def test_terms_give_the_beliefs_of_the_summed_tables(name):
+    """Inference on tables plus pending terms equals it on the summed tables, bit for bit."""
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(12)
+    tables = [rng.normal(size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    before = [t.copy() for t in tables]
+    terms = {}
+    for i, clique in enumerate(tree.cliques):
+        if i % 2 == 0:  # a leaf, an inner clique and the root among them
+            shape = [DOMAIN[a] if k == 0 else 1 for k, a in enumerate(clique)]
+            terms[i] = [rng.normal(size=shape), rng.normal(size=[DOMAIN[a] for a in clique])]
+    summed = []
+    for i, t in enumerate(tables):
+        if i in terms:
+            t = t + terms[i][0]
+            for term in terms[i][1:]:
+                t += term
+        summed.append(t)
+    _, expected, log_z = belief_propagation(tree, summed, keep_log=False)
+    _, got, got_log_z = belief_propagation(tree, tables, keep_log=False, terms=terms)
+    assert got_log_z == log_z
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(g, e)
+    for t, b in zip(tables, before):
+        np.testing.assert_array_equal(t, b)

@@ -22,7 +22,7 @@ from .measurement import Measurement, Objective, estimate_total
 from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
-__all__ = ["estimate", "Measurement", "estimate_total"]  # the last two re-exported
+__all__ = ["estimate", "estimate_from_tables", "Measurement", "estimate_total"]  # the last two re-exported
 
 
 def _initial_tables(
@@ -132,13 +132,66 @@ def estimate(
     domain = require_model_domain(domain)
     measurements = _check_measurements(domain, measurements)
     _check_options(max_iters, tol, atol, total)
-    total = float(estimate_total(domain, measurements) if total is None else total)
     extra = validate_cliques(domain, cliques or [], "cliques")
     tree = JunctionTree(domain, [m.clique for m in measurements] + extra)
+    return estimate_from_tables(tree, measurements, _initial_tables(tree, potentials),
+                                total=total, max_iters=max_iters, tol=tol, atol=atol,
+                                accelerated=accelerated, callback=callback)
+
+
+def _taken(tables: list[np.ndarray]) -> list[np.ndarray]:
+    """The tables in a new list; the caller's list is emptied."""
+    out = list(tables)
+    tables.clear()
+    return out
+
+
+def estimate_from_tables(
+    tree: JunctionTree,
+    measurements: Sequence[Measurement],
+    tables: list[np.ndarray],
+    *,
+    total: float | None = None,
+    max_iters: int = 1000,
+    tol: float = 1e-4,
+    atol: float = 0.0,
+    accelerated: bool = True,
+    callback: Callable[[int, float], bool | None] | None = None,
+) -> tuple[GraphicalModel, dict]:
+    """:func:`estimate` on a given junction tree from given starting tables.
+
+    The starting tables are *taken over*: the list is emptied, so that they
+    are freed as soon as the optimisation has moved away from them when the
+    caller holds no other reference (a model of several hundred MiB is then
+    not kept alive beside the new iterates).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        Junction tree whose maximal cliques cover every measured clique.
+    measurements : sequence of Measurement
+        Noisy measurements of marginal counts.
+    tables : list of ndarray
+        Starting log-potentials, one per maximal clique of ``tree`` (axes in
+        the clique's order); emptied by the call, never written into.
+    total, max_iters, tol, atol, accelerated, callback
+        As in :func:`estimate`.
+
+    Returns
+    -------
+    model : GraphicalModel
+    info : dict
+        As in :func:`estimate`.
+    """
+    measurements = _check_measurements(tree.domain, measurements)
+    _check_options(max_iters, tol, atol, total)
+    if not isinstance(tables, list) or len(tables) != len(tree.cliques):
+        raise ValueError("tables must be a list with one table per maximal clique")
+    total = float(estimate_total(tree.domain, measurements) if total is None else total)
     objective = Objective(tree, measurements, total)
-    tables, info = mirror_descent(tree, _initial_tables(tree, potentials), objective,
-                                  max_iters=int(max_iters), tol=float(tol),
-                                  atol=float(atol),
-                                  accelerated=accelerated, callback=callback)
+    final, info = mirror_descent(tree, _taken(tables), objective,
+                                 max_iters=int(max_iters), tol=float(tol),
+                                 atol=float(atol),
+                                 accelerated=accelerated, callback=callback)
     info["total"] = total
-    return GraphicalModel.from_tables(tree, tables, total), info
+    return GraphicalModel.from_tables(tree, final, total), info

@@ -8,19 +8,24 @@ operators broadcast automatically over the union of the two attribute sets.
 
 from __future__ import annotations
 
+import math
 import string
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .domain import ModelDomain, require_model_domain
 
-__all__ = ["Factor", "logsumexp_axes", "log_sum_shifted", "sum_axes"]
+__all__ = ["Factor", "group_marginals", "logsumexp_axes", "logsumexp_axes_consuming",
+           "log_sum_shifted", "sum_axes"]
 
 
 _SHORT_AXIS = 16
 _LETTERS = string.ascii_letters
 _UNDERFLOW = 1e-290
+#: Arrays up to this many cells are reduced by ``np.add.reduce`` directly:
+#: for them the call overhead, not the memory layout, dominates.
+_SMALL = 1024
 
 
 def sum_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -44,19 +49,68 @@ def sum_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     out : ndarray
         A new array (also when ``axes`` is empty).
     """
-    axes = sorted(set(axes))
     if not axes:
         return values.copy()
+    axes = sorted(set(axes))
     ndim = values.ndim
     n_axes = len(axes)
-    kept_shape = tuple(s for k, s in enumerate(values.shape) if k not in axes)
-    if axes == list(range(ndim - n_axes, ndim)):
-        flat = values.reshape(-1, int(np.prod(values.shape[ndim - n_axes:])))
+    shape = values.shape
+    kept_shape = tuple(s for k, s in enumerate(shape) if k not in axes)
+    if axes[0] == ndim - n_axes and axes[-1] == ndim - 1:
+        flat = values.reshape(-1, math.prod(shape[ndim - n_axes:]))
         return _sum_columns(flat).reshape(kept_shape)
-    if axes == list(range(n_axes)):
-        flat = values.reshape(int(np.prod(values.shape[:n_axes])), -1)
+    if axes[-1] == n_axes - 1:
+        flat = values.reshape(math.prod(shape[:n_axes]), -1)
         return np.add.reduce(flat, axis=0).reshape(kept_shape)
+    if values.size <= _SMALL:
+        return np.add.reduce(values, axis=tuple(axes))
     return _einsum_reduce(values, set(axes))
+
+
+#: A group's shared marginal may hold at most this share of its table's cells.
+_GROUP_SHARE = 0.25
+
+
+def group_marginals(shape: tuple[int, ...], kept: Sequence[frozenset[int]],
+                    share: float = _GROUP_SHARE) -> list[list[int]]:
+    """Greedy grouping of several marginals of one table into small shared ones.
+
+    Several marginals of (or broadcast terms added to) one large table each
+    cost a pass over it; marginals grouped together cost one pass for the
+    group (to or from their union marginal) plus passes over that union,
+    which is small.  The two groups whose union is smallest are joined while
+    the union has at most ``share`` of the table's cells.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the table.
+    kept : sequence of frozenset of int
+        Axes kept by every marginal.
+    share : float, default=0.25
+        Largest union, as a share of the table's cells.
+
+    Returns
+    -------
+    groups : list of list of int
+        Indices into ``kept``; every index appears in exactly one group.
+    """
+    groups = [[k] for k in range(len(kept))]
+    axes = [frozenset(a) for a in kept]
+    limit = share * math.prod(shape)
+    while len(groups) > 1:
+        best, best_cells = (0, 1), math.inf
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                cells = math.prod(shape[a] for a in axes[i] | axes[j])
+                if cells < best_cells:
+                    best, best_cells = (i, j), cells
+        if best_cells > limit:
+            break
+        i, j = best
+        groups[i] += groups.pop(j)
+        axes[i] = axes[i] | axes.pop(j)
+    return groups
 
 
 def _sum_columns(flat: np.ndarray) -> np.ndarray:
@@ -101,16 +155,50 @@ def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """
     if not axes:
         return np.array(values, dtype=float, copy=True)
-    shift = float(np.max(values)) if values.size else 0.0
-    if not np.isfinite(shift):
+    shift = float(values.max()) if values.size else 0.0
+    if not math.isfinite(shift):
         shift = 0.0
     exped = np.subtract(values, shift, dtype=float)
     np.exp(exped, out=exped)  # one temporary, not two
     return log_sum_shifted(exped, values, axes, shift)
 
 
+def logsumexp_axes_consuming(
+    values: np.ndarray, axes: tuple[int, ...], recompute: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """:func:`logsumexp_axes` that overwrites ``values`` instead of copying it.
+
+    Same result as :func:`logsumexp_axes` bit for bit; the exponentials are
+    written into ``values`` (a float array the caller owns and no longer
+    needs), and ``recompute()`` gives the values again in the rare case
+    where the underflow check needs them.
+
+    Parameters
+    ----------
+    values : ndarray
+        Log-space values, overwritten.
+    axes : tuple of int
+        Non-negative axes summed out.
+    recompute : callable
+        Returns a fresh copy of the original ``values``.
+
+    Returns
+    -------
+    out : ndarray
+    """
+    if not axes:
+        return logsumexp_axes(values, axes)
+    shift = float(values.max()) if values.size else 0.0
+    if not math.isfinite(shift):
+        shift = 0.0
+    np.subtract(values, shift, out=values)
+    np.exp(values, out=values)
+    return log_sum_shifted(values, recompute, axes, shift)
+
+
 def log_sum_shifted(
-    exped: np.ndarray, values: np.ndarray, axes: tuple[int, ...], shift: float
+    exped: np.ndarray, values: np.ndarray | Callable[[], np.ndarray],
+    axes: tuple[int, ...], shift: float
 ) -> np.ndarray:
     """``log(sum(exp(values)))`` over ``axes`` given ``exped = exp(values - shift)``.
 
@@ -118,8 +206,9 @@ def log_sum_shifted(
     ----------
     exped : ndarray
         ``exp(values - shift)``.
-    values : ndarray
-        The log-space values (used only when ``exped`` has underflowed).
+    values : ndarray or callable
+        The log-space values (used only when ``exped`` has underflowed), or
+        a function returning them.
     axes : tuple of int
         Non-negative axes summed out.
     shift : float
@@ -131,7 +220,11 @@ def log_sum_shifted(
         Exact log-sums; slices of ``-inf`` give ``-inf``.
     """
     total = sum_axes(exped, axes)
-    if np.all(total > _UNDERFLOW) or not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
+    if total.min(initial=np.inf) > _UNDERFLOW:  # no zero: no errstate needed
+        return np.log(total) + shift
+    if callable(values):
+        values = values()
+    if not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
         with np.errstate(divide="ignore"):
             return np.log(total) + shift
     return _logsumexp_sliced(values, axes)

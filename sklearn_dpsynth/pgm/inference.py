@@ -14,12 +14,14 @@ from __future__ import annotations
 import string
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .domain import ModelDomain
-from .factor import log_sum_shifted, logsumexp_axes, sum_axes
+from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
+                     logsumexp_axes_consuming, sum_axes)
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
@@ -45,6 +47,15 @@ class MessagePlan:
         Separator table reshaped to broadcast against clique ``i``.
     parent_shape : list of tuple of int
         Separator table reshaped to broadcast against the parent of ``i``.
+    children : list of list of int
+        Children of every clique in the rooted tree.
+    upward_groups : list of list of list of int
+        For clique ``i``, its children's messages (positions in
+        ``children[i]``) grouped to be summed together before they are
+        added to its table (``pgm.factor.group_marginals``).
+    downward_groups : list of list of list of int
+        The same for all of ``i``'s incoming messages: its children's, then
+        its parent's (position ``len(children[i])``).
     """
 
     shapes: list
@@ -52,6 +63,9 @@ class MessagePlan:
     parent_axes: list
     child_shape: list
     parent_shape: list
+    children: list
+    upward_groups: list
+    downward_groups: list
 
 
 def _sep_axes(clique: tuple[str, ...], sep: set[str]) -> tuple[int, ...]:
@@ -90,7 +104,17 @@ def message_plan(tree: JunctionTree) -> MessagePlan:
         parent_axes[i] = _sep_axes(tree.cliques[p], sep)
         child_shape[i] = _sep_shape(tree.cliques[i], shapes[i], sep)
         parent_shape[i] = _sep_shape(tree.cliques[p], shapes[p], sep)
-    plan = MessagePlan(shapes, child_axes, parent_axes, child_shape, parent_shape)
+    children = _children(tree)
+    upward_groups, downward_groups = [], []
+    for i, clique_children in enumerate(children):
+        everything = frozenset(range(len(shapes[i])))
+        kept = [everything - set(parent_axes[j]) for j in clique_children]
+        upward_groups.append(group_marginals(shapes[i], kept))
+        if i != tree.order[0]:
+            kept.append(everything - set(child_axes[i]))
+        downward_groups.append(group_marginals(shapes[i], kept))
+    plan = MessagePlan(shapes, child_axes, parent_axes, child_shape, parent_shape,
+                       children, upward_groups, downward_groups)
     tree._message_plan = plan
     return plan
 
@@ -99,15 +123,20 @@ def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
     """``new - old`` in log space with ``0 / 0 = 0``."""
     with np.errstate(invalid="ignore"):
         out = new - old
-    if np.isneginf(old).any():
+    if old.size and old.min() == -np.inf:
         out[np.isnan(out)] = -np.inf
     return out
 
 
 def _separator_log(
-    prob: np.ndarray, log_belief: np.ndarray, axes: tuple[int, ...]
+    prob: np.ndarray, log_belief: np.ndarray | Callable[[], np.ndarray],
+    axes: tuple[int, ...]
 ) -> np.ndarray:
-    """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``)."""
+    """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``).
+
+    ``log_belief`` may be a function that recomputes it (only called when
+    some separator entry is tiny enough for underflow to matter).
+    """
     return log_sum_shifted(prob, log_belief, axes, 0.0)
 
 
@@ -119,17 +148,42 @@ def _children(tree: JunctionTree) -> list[list[int]]:
     return children
 
 
-def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]]
-              ) -> np.ndarray:
-    """``table`` plus log-space messages, in a new array (``table`` is not modified)."""
-    out = np.array(table, dtype=float, copy=True)
-    for message, shape in messages:
-        out += message.reshape(shape)
+def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
+              groups: list[list[int]], terms: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """``table`` plus ``terms`` plus log-space messages, in a new array.
+
+    ``table`` is not modified.  The ``terms`` (broadcastable against the
+    table) are added first, in order; the messages of one group (see
+    ``MessagePlan``) are summed in their small union space first, so the
+    table is passed over once per group.
+    """
+    out = None
+    for term in terms:
+        out = np.add(table, term, dtype=float) if out is None else out.__iadd__(term)
+    for group in groups:
+        shared = None
+        for k in group:
+            message, shape = messages[k]
+            term = message.reshape(shape)
+            shared = term if shared is None else shared + term
+        out = np.add(table, shared, dtype=float) if out is None else out.__iadd__(shared)
+    if out is None:
+        out = np.array(table, dtype=float, copy=True)
+    return out
+
+
+def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
+                groups: list[list[int]], terms: Sequence[np.ndarray], log_z: float
+                ) -> np.ndarray:
+    """A clique's normalised log-belief: table plus messages minus the log-partition."""
+    out = _gathered(table, messages, groups, terms)
+    out -= log_z
     return out
 
 
 def belief_propagation(
-    tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True
+    tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True,
+    terms: dict[int, Sequence[np.ndarray]] | None = None,
 ) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
 
@@ -151,6 +205,11 @@ def belief_propagation(
     keep_log : bool, default=True
         Return the log-marginals; with False only the probabilities are
         kept (one model-sized array fewer, for callers that only need them).
+    terms : dict of int to sequence of ndarray, default=None
+        Arrays added, in order, to the table of clique ``i`` (each
+        broadcastable against it) before any message: inference on
+        ``log_potentials[i] + terms[i][0] + ...`` without materialising
+        those tables.
 
     Returns
     -------
@@ -168,13 +227,17 @@ def belief_propagation(
         if np.shape(table) != shape:
             raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
                              f"expected {shape}")
-    children = _children(tree)
+    children = plan.children
+    terms = terms or {}
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
-        gathered = _gathered(log_potentials[i],
-                             [(upward[j], plan.parent_shape[j]) for j in children[i]])
-        upward[i] = logsumexp_axes(gathered, plan.child_axes[i])
-        del gathered
+        if children[i] or i in terms:
+            messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
+            redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i],
+                           terms.get(i, ()))
+            upward[i] = logsumexp_axes_consuming(redo(), plan.child_axes[i], redo)
+        else:  # a leaf: logsumexp_axes reads its table without writing
+            upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i])
     downward: list = [None] * len(tree.cliques)
     logs: list = [None] * len(tree.cliques)
     probs: list = [None] * len(tree.cliques)
@@ -183,19 +246,25 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
-        belief = _gathered(log_potentials[p], incoming)
+        extra = terms.get(p, ())
+        redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p],
+                       extra)
+        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], extra)
         if p == tree.order[0]:
             log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
             if not np.isfinite(log_z):
                 raise ValueError("log_potentials give a zero or infinite partition function")
             belief -= log_z
-        probs[p] = np.exp(belief)
-        for i in children[p]:
-            new = _separator_log(probs[p], belief, plan.parent_axes[i])
-            downward[i] = _log_divide(new, upward[i])
+        redo = partial(redo, log_z if p == tree.order[0] else 0.0)
         if keep_log:
-            logs[p] = belief
+            probs[p] = np.exp(belief)
+            logs[p] = redo = belief
+        else:  # the log-belief is recomputed in the rare case it is needed
+            probs[p] = np.exp(belief, out=belief)
         del belief
+        for i in children[p]:
+            new = _separator_log(probs[p], redo, plan.parent_axes[i])
+            downward[i] = _log_divide(new, upward[i])
     return logs, probs, log_z
 
 

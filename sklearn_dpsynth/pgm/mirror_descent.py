@@ -37,7 +37,7 @@ import numpy as np
 
 from .inference import belief_propagation, potentials_from_marginals
 from .junction_tree import JunctionTree
-from .measurement import Objective
+from .measurement import MeasuredCounts, Objective
 
 __all__ = ["mirror_descent"]
 
@@ -49,12 +49,19 @@ _SLACK = 1e-12
 
 @dataclass
 class _Point:
-    """A model on the tree: normalised log tables, beliefs and counts."""
+    """A model on the tree: normalised log tables, beliefs and counts.
 
-    tables: list
+    A trial point's tables are pending (``tables`` is None): they are its
+    parent's tables plus the step's ``terms`` minus ``log_z``, written
+    (into the parent's tables where they are owned) only once the trial
+    is accepted, so a trial never holds a model-sized set of tables.
+    """
+
+    tables: list | None
     beliefs: list
     counts: list
     log_z: float
+    terms: dict | None = None
 
 
 def _point(tree: JunctionTree, tables: list, objective: Objective) -> _Point:
@@ -63,6 +70,42 @@ def _point(tree: JunctionTree, tables: list, objective: Objective) -> _Point:
     tables = list(tables)
     tables[0] = tables[0] - log_z
     return _Point(tables, beliefs, objective.counts(beliefs), log_z)
+
+
+def _trial_point(tree: JunctionTree, base: list, terms: dict,
+                 objective: Objective) -> _Point:
+    """Inference on ``base`` plus the step's terms, tables left pending."""
+    _, beliefs, log_z = belief_propagation(tree, base, keep_log=False, terms=terms)
+    return _Point(None, beliefs, objective.counts(beliefs), log_z, terms)
+
+
+def _settle(tables: list, point: _Point, owned: set[int]) -> list:
+    """Write an accepted trial's tables (see :class:`_Point`) and return them.
+
+    ``tables`` are its parent's tables; those in ``owned`` (arrays this
+    optimisation made) are updated in place, the others replaced by new
+    arrays (which become owned).  The values are those of
+    ``Objective.step_tables`` followed by the normalisation of
+    :func:`_point`, bit for bit.
+    """
+    for index, terms in point.terms.items():
+        if index in owned:
+            table = tables[index]
+            for term in terms:
+                table += term
+        else:
+            table = tables[index] + terms[0]
+            for term in terms[1:]:
+                table += term
+            tables[index] = table
+            owned.add(index)
+    if 0 in owned:
+        tables[0] -= point.log_z
+    else:
+        tables[0] = tables[0] - point.log_z
+        owned.add(0)
+    point.tables, point.terms = tables, None
+    return tables
 
 
 def _momentum(previous: float, step: float, previous_step: float) -> float:
@@ -75,6 +118,11 @@ def _mix(a: float, x: list, z: list) -> list:
     """``(1 - a) x + a z`` elementwise over two lists of arrays."""
     if a == 1.0:
         return z
+    if isinstance(x, MeasuredCounts) and isinstance(z, MeasuredCounts):
+        flat = z.flat - x.flat
+        flat *= a
+        flat += x.flat
+        return MeasuredCounts(flat, x.sizes)
     out = []
     for u, v in zip(x, z):
         w = v - u
@@ -82,6 +130,17 @@ def _mix(a: float, x: list, z: list) -> list:
         w += u
         out.append(w)
     return out
+
+
+def _mix_onto(a: float, x: list, z: list) -> None:
+    """``z <- (1 - a) x + a z`` in place (``z`` must own its arrays).
+
+    The same operations as :func:`_mix`, written into ``z``'s arrays.
+    """
+    for u, v in zip(x, z):
+        v -= u
+        v *= a
+        v += u
 
 
 def _mix_into(a: float, x: list, z: list) -> None:
@@ -114,8 +173,7 @@ def _trial(
     """One tentative accelerated step with momentum ``a`` and step ``step``."""
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
-    tables = objective.step_tables(z.tables, grad, -step / a)
-    new_z = _point(tree, tables, objective)
+    new_z = _trial_point(tree, z.tables, objective.step_terms(grad, -step / a), objective)
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
@@ -170,6 +228,8 @@ def mirror_descent(
         ``n_restarts``, ``step_size``.
     """
     z = _point(tree, tables, objective)
+    del tables  # the caller's list must not keep the starting tables alive
+    owned: set[int] = {0}  # arrays made here, safe to update in place
     x_beliefs, x_counts = z.beliefs, z.counts
     x_loss = objective.loss(x_counts)
     step = objective.total / objective.smoothness()
@@ -181,6 +241,7 @@ def mirror_descent(
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
+            result = None  # a rejected trial's tables and beliefs go before the next
             result = _trial(tree, objective, x_counts, x_loss, z, a, trial_step)
             stats["n_inference"] += 1
             if result.accepted or trial_step < floor:
@@ -193,16 +254,22 @@ def mirror_descent(
             break
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
+            z = result = None
             z = _point(tree, potentials_from_marginals(tree, x_beliefs), objective)
+            owned = set(range(len(z.tables)))
             stats["n_inference"] += 1
             stats["n_restarts"] += 1
             fresh = True
             continue
         decrease = x_loss - result.loss
+        _settle(z.tables, result.z, owned)
         if a == 1.0:
             x_beliefs = result.z.beliefs
         elif x_beliefs is z.beliefs:
-            x_beliefs = _mix(a, x_beliefs, result.z.beliefs)
+            # the trial's beliefs are read only here: mix into them, no new arrays
+            _mix_onto(a, x_beliefs, result.z.beliefs)
+            x_beliefs = result.z.beliefs
+            result.z.beliefs = None
         else:
             _mix_into(a, x_beliefs, result.z.beliefs)
         x_counts, x_loss, z = result.x_counts, result.loss, result.z

@@ -443,13 +443,18 @@ class _Run:
         self.measure(chosen, sigma)
         self.model.release_beliefs()  # only its potentials warm-start the refit
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
-        self.model, est = refit(tree, self.bank, self.model, self.zeros,
+        self.model, est = refit(tree, self.bank, self._hand_over_model(), self.zeros,
                                 max_iters=self.options.max_iters, tol=self.options.tol,
                                 atol=self.options.round_atol)
         after = self.scorer.model_counts(self.model, chosen)
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
                             len(candidates), est)
+
+    def _hand_over_model(self) -> GraphicalModel:
+        """The current model, no longer referenced here (``refit`` frees it early)."""
+        model, self.model = self.model, None
+        return model
 
     def _maybe_anneal(self, schedule, before, after, chosen, sigma) -> bool:
         """Halve sigma / double epsilon when the model barely moved."""

@@ -24,6 +24,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
+from ...pgm.estimation import estimate_from_tables
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
            "refit_from_independent"]
@@ -258,6 +259,11 @@ def refit(
 ) -> tuple[GraphicalModel, dict]:
     """Re-estimate the model on ``tree`` from every measurement so far.
 
+    The warm model is handed over: once its tables are taken as the
+    starting point, this function holds no reference to it, so when the
+    caller keeps none either its tables are freed as soon as mirror descent
+    leaves them (one model-sized array less during the estimation).
+
     Parameters
     ----------
     tree : JunctionTree
@@ -277,12 +283,21 @@ def refit(
     info : dict
         What :func:`~sklearn_dpsynth.pgm.estimate` reported.
     """
+    measurements = bank.measurements()
     if warm is None:
         start: Any = zeros.potentials() if zeros else None
-    else:
-        start = warm_start(warm, tree, zeros)
-    model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
-                           potentials=start, max_iters=max_iters, tol=tol, atol=atol)
+        model, info = estimate(tree.domain, measurements, cliques=list(tree.cliques),
+                               potentials=start, max_iters=max_iters, tol=tol, atol=atol)
+        return zeros.apply(model), info
+    # the tree estimate() would build, and the tables its warm start would take
+    target = JunctionTree(tree.domain, [m.clique for m in measurements] + list(tree.cliques))
+    start = warm_start(warm, tree, zeros)
+    warm = None  # handed over: see above
+    tables = list(start.tables) if start.cliques == target.cliques \
+        else start.project(target).tables
+    start = None
+    model, info = estimate_from_tables(target, measurements, tables, max_iters=max_iters,
+                                       tol=tol, atol=atol)
     return zeros.apply(model), info
 
 
