@@ -274,3 +274,33 @@ def test_blocked_encoding_raises_the_whole_columns_error():
     with pytest.raises(TypeError) as got:
         encode_in_blocks(mixed, wide, block_rows=2)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("block_rows", [1, 2, 3, 1 << 18])
+def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_rows,
+                                                                          monkeypatch):
+    """Private domain learning counts a DataFrame's categories a block of rows at a
+    time: the same values, in the same first-appearance order (1 == 1.0 == True
+    merge under the first one seen; missing values are not counted), and the same
+    counts as one factorization of the whole column."""
+    from sklearn_dpsynth import _domain_learning
+
+    frame, _ = _mixed_frame(29)
+    frame["mixed"] = pd.Series([True, "a", 1, None, 1.0, "b", np.nan] * 4 + [2], dtype=object)
+
+    def whole_column(series):
+        row_codes, distinct = pd.factorize(series, use_na_sentinel=True)
+        counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
+        return list(pd.Series(distinct).astype(object)), counts.astype(float)
+
+    monkeypatch.setattr(_domain_learning, "_CATEGORY_BLOCK_ROWS", block_rows)
+    names = ["city", "s", "cat", "k", "mixed"]
+    got = _domain_learning._category_counts_many(frame, names)
+    for name, (values, counts) in zip(names, got):
+        expected_values, expected_counts = whole_column(frame[name])
+        assert values == expected_values and [type(v) for v in values] == \
+            [type(v) for v in expected_values], name
+        np.testing.assert_array_equal(counts, expected_counts)
+    assert got[-1][0] == [True, "a", "b", 2] and got[-1][1].tolist() == [12, 4, 4, 1]
+    empty = _domain_learning._category_counts_many(frame.iloc[:0], names)
+    assert all(values == [] and counts.shape == (0,) for values, counts in empty)
