@@ -17,9 +17,13 @@ existing file's rows instead (SQL, out of core), so that a 10^7-row file
 never lives in Python.  ``fit`` fits MST (epsilon 1, seed 0) on the file
 read into pandas (``numpy``), counted by DuckDB (``duckdb``) or by Spark in
 local mode (``spark``: ``local[2]``, read with ``spark.read.parquet``) and
-prints the seconds; for Spark also the passes over the data by phase and
-the peak RSS of the driver JVM (local mode: driver and executors in one
-JVM); ``--method aim`` fits AIM instead; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
+prints the seconds; for numpy also the frame's size and the memory
+breakdown (RSS after the imports, the peak while loading, the fit's own
+peak, and their ratios to the frame; ``--loader columns``, the default,
+reads the Parquet column by column, ``--loader pandas`` with
+``pd.read_parquet``); for Spark also the passes over the data by phase and
+the peak RSS and CPU seconds of the driver JVM (local mode: driver and
+executors in one JVM) and of Python; ``--method aim`` fits AIM instead; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
 (wall and CPU seconds: on a shared machine the CPU time is the steadier).
 """
 
