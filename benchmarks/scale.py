@@ -23,8 +23,9 @@ peak, and their ratios to the frame; ``--loader columns``, the default,
 reads the Parquet column by column, ``--loader pandas`` with
 ``pd.read_parquet``); for Spark also the passes over the data by phase and
 the peak RSS and CPU seconds of the driver JVM (local mode: driver and
-executors in one JVM) and of Python; ``--method aim`` fits AIM instead; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
-(wall and CPU seconds: on a shared machine the CPU time is the steadier).
+executors in one JVM) and of Python; ``--method aim`` fits AIM instead.
+``sample`` fits MST on 10^5 rows and times ``sample(rows)`` (wall and CPU
+seconds: on a shared machine the CPU time is the steadier).
 """
 
 from __future__ import annotations
