@@ -17,10 +17,15 @@ existing file's rows instead (SQL, out of core), so that a 10^7-row file
 never lives in Python.  ``fit`` fits MST (epsilon 1, seed 0) on the file
 read into pandas (``numpy``), counted by DuckDB (``duckdb``) or by Spark in
 local mode (``spark``: ``local[2]``, read with ``spark.read.parquet``) and
-prints the seconds; for Spark also the passes over the data by phase and
-the peak RSS of the driver JVM (local mode: driver and executors in one
-JVM); ``--method aim`` fits AIM instead; ``sample`` fits MST on 10^5 rows and times ``sample(rows)``
-(wall and CPU seconds: on a shared machine the CPU time is the steadier).
+prints the seconds; for numpy also the frame's size and the memory
+breakdown (RSS after the imports, the peak while loading, the fit's own
+peak, and their ratios to the frame; ``--loader columns``, the default,
+reads the Parquet column by column, ``--loader pandas`` with
+``pd.read_parquet``); for Spark also the passes over the data by phase and
+the peak RSS and CPU seconds of the driver JVM (local mode: driver and
+executors in one JVM) and of Python; ``--method aim`` fits AIM instead.
+``sample`` fits MST on 10^5 rows and times ``sample(rows)`` (wall and CPU
+seconds: on a shared machine the CPU time is the steadier).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import json
 import os
 import resource
 import time
+import tracemalloc
 import warnings
 
 from sklearn_dpsynth.datasets import make_bayesnet
@@ -62,11 +68,15 @@ def write(rows: int, out: str, source: str | None, features: int = N_FEATURES) -
 
 
 def fit(path: str, backend: str, method: str = "mst", memory_limit: str | None = None,
-        aim_options: dict | None = None, batched: bool = True) -> dict:
+        aim_options: dict | None = None, batched: bool = True, loader: str = "columns",
+        trace: bool = False) -> dict:
     """Fit MST (or AIM) on ``path`` through ``backend``; seconds and a model summary.
 
     ``batched=False`` turns off the batched counts (every table its own
-    pass), for the before/after pass counts.
+    pass), for the before/after pass counts.  For ``numpy`` the table is
+    read by ``loader`` (see :func:`read_frame`) and the memory is broken
+    down (:func:`_fit_numpy`); ``trace`` adds tracemalloc's peak during the
+    fit.
     """
     if not batched:
         from sklearn_dpsynth.backends import EncodedTable
@@ -74,28 +84,94 @@ def fit(path: str, backend: str, method: str = "mst", memory_limit: str | None =
         EncodedTable._count_many = lambda self, sets: [self._count(c, None) for c in sets]
     if backend == "spark":
         return _fit_spark(path, method, aim_options)
-    start = time.perf_counter()
     if backend == "numpy":
-        import pandas as pd
+        return _fit_numpy(path, method, aim_options, loader, trace)
+    passes = _count_duckdb_passes(memory_limit)
+    start = time.perf_counter()
+    model = _fit_quietly(path, method, aim_options)
+    return {"backend": backend, "method": method,
+            "fit_seconds": round(time.perf_counter() - start, 2),
+            "n_records_estimate": round(float(model._estimated_n_records())),
+            "total_passes": passes["queries"]}
 
-        X = pd.read_parquet(path)  # pyarrow; DuckDB's .df() peaks at 7x the frame's size
-        table_sizes = {"frame_mb": round(X.memory_usage(deep=True).sum() / 2**20, 1),
-                       "parquet_mb": round(os.path.getsize(path) / 2**20, 1),
-                       "rss_after_read_mb": _peak_rss_mb(os.getpid())}
-    else:
-        X = path
-        passes = _count_duckdb_passes(memory_limit)
+
+def read_frame(path: str, loader: str = "columns"):
+    """A Parquet file as a pandas DataFrame.
+
+    ``"pandas"`` is ``pd.read_parquet`` (pyarrow reads the whole table,
+    then converts it: both copies are alive at the peak, and pyarrow's
+    mimalloc pool keeps what it freed).  ``"columns"`` reads one column at
+    a time into pyarrow's system-allocator pool, converts it at once and
+    trims the allocator (``release_unused``), so that at most one column's
+    Arrow copy is alive besides the frame and its freed buffers go back to
+    the system.
+    Both give the same frame (``assert_frame_equal``).
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if loader == "pandas":
+        return pd.read_parquet(path)
+    pool = pa.system_memory_pool()
+    pa.set_memory_pool(pool)
+    parquet = pq.ParquetFile(path)
+    columns = {}
+    for name in parquet.schema_arrow.names:
+        columns[name] = parquet.read(columns=[name]).column(0).to_pandas()
+        pool.release_unused()  # glibc's malloc_trim: hand the read's buffers back
+    return pd.DataFrame(columns, copy=False)
+
+
+def _fit_numpy(path: str, method: str, aim_options: dict | None, loader: str,
+               trace: bool) -> dict:
+    """Fit in memory; seconds and peak RSS after the imports, the load and the fit.
+
+    Peaks are the process's VmHWM; the high-water mark is reset after
+    loading (``/proc/self/clear_refs``) so that ``peak_fit_mb`` is the
+    fit's own.  Ratios are to the frame's ``memory_usage(deep=True)``.
+    """
+    rss_imports = _rss_mb("VmRSS")
+    start = time.perf_counter()
+    X = read_frame(path, loader)
     loaded = time.perf_counter()
+    frame_mb = X.memory_usage(deep=True).sum() / 2**20
+    peak_load, rss_loaded = _rss_mb("VmHWM"), _rss_mb("VmRSS")
+    reset = _reset_peak_rss()
+    if trace:
+        tracemalloc.start()
     model = _fit_quietly(X, method, aim_options)
     done = time.perf_counter()
-    out = {"backend": backend, "method": method, "load_seconds": round(loaded - start, 2),
-           "fit_seconds": round(done - loaded, 2),
-           "n_records_estimate": round(float(model._estimated_n_records()))}
-    if backend == "duckdb":
-        out["total_passes"] = passes["queries"]
-    else:
-        out.update(table_sizes)
+    peak_fit = _rss_mb("VmHWM") if reset else None
+    peak = max(peak_load, _rss_mb("VmHWM"))
+    out = {"backend": "numpy", "method": method, "loader": loader,
+           "load_seconds": round(loaded - start, 2), "fit_seconds": round(done - loaded, 2),
+           "n_records_estimate": round(float(model._estimated_n_records())),
+           "frame_mb": round(frame_mb, 1),
+           "parquet_mb": round(os.path.getsize(path) / 2**20, 1),
+           "rss_after_imports_mb": rss_imports, "peak_rss_load_mb": peak_load,
+           "rss_after_load_mb": rss_loaded, "peak_rss_fit_mb": peak_fit,
+           "peak_rss_mb": peak, "peak_over_frame": round(peak / frame_mb, 2),
+           "net_peak_mb": peak - rss_imports,
+           "net_peak_over_frame": round((peak - rss_imports) / frame_mb, 2)}
+    if trace:
+        out["traced_peak_fit_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
     return out
+
+
+def _rss_mb(field: str) -> int:
+    """``VmRSS`` (now) or ``VmHWM`` (peak) of this process, in MB (0 when unreadable)."""
+    return _peak_rss_mb(os.getpid(), field) or 0
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's VmHWM to its current RSS; False where Linux refuses."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def _count_duckdb_passes(memory_limit: str | None) -> dict:
@@ -172,27 +248,40 @@ def _fit_spark(path: str, method: str, aim_options: dict | None = None) -> dict:
     start = time.perf_counter()
     model = _fit_quietly(spark.read.parquet(path), method, aim_options)
     seconds = time.perf_counter() - start
-    jvm_peak = _peak_rss_mb(spark.sparkContext._gateway.proc.pid)
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    jvm_peak, jvm_cpu = _peak_rss_mb(jvm_pid), _cpu_seconds(jvm_pid)
     spark.stop()
     return {"backend": "spark", "method": method, "fit_seconds": round(seconds, 2),
             "passes": passes, "total_passes": sum(passes.values()),
             "ledger_entries": len(model.privacy_ledger_.summary()),
-            "driver_jvm_peak_rss_mb": jvm_peak,
+            "driver_jvm_peak_rss_mb": jvm_peak, "driver_jvm_cpu_seconds": jvm_cpu,
+            "python_cpu_seconds": round(time.process_time(), 1),
             "python_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                                         / 1024),
             "n_records_estimate": round(float(model._estimated_n_records()))}
 
 
-def _peak_rss_mb(pid: int) -> int | None:
-    """Peak resident memory (VmHWM) of a process, in MB; None when unreadable."""
+def _peak_rss_mb(pid: int, field: str = "VmHWM") -> int | None:
+    """Peak resident memory (``VmHWM``; ``VmRSS``: current) of a process, in MB;
+    None when unreadable."""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{field}:"):
                     return round(int(line.split()[1]) / 1024)
     except OSError:
         return None
     return None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of a process so far; None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
 
 
 def sample(rows: int) -> dict:
@@ -221,6 +310,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 1GB")
     parser.add_argument("--rounds", type=int, help="AIM's rounds")
     parser.add_argument("--max-model-size", type=float, help="AIM's max_model_size (MB)")
+    parser.add_argument("--loader", choices=["columns", "pandas"], default="columns",
+                        help="numpy backend: read the Parquet column by column, or pd.read_parquet")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="numpy backend: also report tracemalloc's peak during the fit")
     parser.add_argument("--unbatched", action="store_true",
                         help="count every table in its own pass (the pass counts before batching)")
     args = parser.parse_args(argv)
@@ -231,7 +324,8 @@ def main(argv: list[str] | None = None) -> None:
                                            ("max_model_size", args.max_model_size))
                        if v is not None}
         print(json.dumps(fit(args.input, args.backend, args.method, args.memory_limit,
-                             aim_options, not args.unbatched)))
+                             aim_options, not args.unbatched, args.loader,
+                             args.tracemalloc)))
     else:
         print(json.dumps(sample(args.rows)))
 

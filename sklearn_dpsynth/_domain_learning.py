@@ -75,6 +75,9 @@ __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 #: when its noisy count exceeds this many of its noise standard deviations.
 _BOUND_THRESHOLD = 4.0
 
+#: Rows factorized at once when a DataFrame's category counts are computed.
+_CATEGORY_BLOCK_ROWS = 1 << 18
+
 #: Calendar years whose starts cut the private histogram of a datetime column.
 _YEARS = (1900, 2100)
 #: Outer edges of the two open-ended year cells (inside datetime64[ns]'s range).
@@ -260,11 +263,20 @@ def _category_counts_many(table: Any, names: Sequence[Hashable]
         out = []
         for name in names:
             # value_counts(sort=False) of the values as objects, without an object
-            # per row: the distinct values (first-appearance order) become objects
-            row_codes, distinct = pd.factorize(table[name], use_na_sentinel=True)
-            counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
-            values = list(pd.Series(distinct).astype(object))
-            out.append((values, counts.astype(float)))
+            # per row: blocks of rows are factorized (temporaries of a block, not of
+            # the column), then their distinct values, in order, give the column's
+            # in first-appearance order
+            distincts, block_counts = [pd.Series([], dtype=table[name].dtype)], []
+            for start in range(0, len(table), _CATEGORY_BLOCK_ROWS):
+                row_codes, distinct = pd.factorize(
+                    table[name].iloc[start:start + _CATEGORY_BLOCK_ROWS], use_na_sentinel=True)
+                block_counts.append(np.bincount(row_codes[row_codes >= 0],
+                                                minlength=len(distinct)))
+                distincts.append(pd.Series(distinct))
+            position, distinct = pd.factorize(pd.concat(distincts, ignore_index=True))
+            counts = np.bincount(position, np.concatenate([[]] + block_counts),
+                                 minlength=len(distinct))
+            out.append((list(pd.Series(distinct).astype(object)), counts.astype(float)))
         return out
     return table.category_counts_many(list(names)) if names else []
 

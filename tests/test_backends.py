@@ -8,6 +8,7 @@ import pytest
 
 from sklearn_dpsynth.backends import (EncodedTable, NumpyTable, encode_public_table,
                                       encode_table)
+from sklearn_dpsynth.backends._encode import encode_in_blocks
 from sklearn_dpsynth.domain import ColumnSpec, Domain
 
 SIZES = [3, 2, 4, 1]
@@ -213,3 +214,93 @@ def test_encode_series_matches_encode_without_object_rows():
     with pytest.raises(ValueError, match="dtype"):
         Domain([ColumnSpec("k", "codes", n_codes=300)]).encode(
             pd.DataFrame({"k": [0]}), dtype=np.uint8)
+
+
+def _mixed_frame(n=23):
+    """NaN, values to clip, unknown categories (<other>), pyarrow strings, a pandas
+    Categorical, nullable integers, booleans and datetimes with NaT."""
+    rng = np.random.default_rng(3)
+    stamps = pd.Series(pd.to_datetime("2000-01-01") + pd.to_timedelta(
+        rng.integers(0, 3650, n), unit="D"))
+    stamps[rng.random(n) < 0.2] = pd.NaT
+    frame = pd.DataFrame({
+        "x": np.where(rng.random(n) < 0.2, np.nan, rng.normal(50, 30, n)),
+        "city": pd.Series(rng.choice(["a", "b", "rare", None], n), dtype=object),
+        "s": pd.Series(rng.choice(["u", "v", "w"], n), dtype="string[pyarrow]"),
+        "cat": pd.Series(pd.Categorical(rng.choice(["p", "q"], n), categories=["q", "p", "r"])),
+        "k": pd.array(np.where(rng.random(n) < 0.2, None, rng.integers(0, 4, n)), dtype="Int64"),
+        "flag": rng.random(n) < 0.5,
+        "when": stamps})
+    domain = Domain.from_declaration({
+        "x": {"bounds": (20, 60), "n_bins": 5, "missing": True, "clip": True},
+        "city": {"categories": ["a", "b"], "other": True, "missing": True},
+        "s": ["u", "v", "w"], "cat": ["p", "q", "r"],
+        "k": {"categories": [0, 1, 2, 3], "missing": True}, "flag": [False, True],
+        "when": {"bounds": ("2001-01-01", "2008-01-01"), "n_bins": 4, "missing": True,
+                 "clip": True}})
+    return frame, domain
+
+
+@pytest.mark.parametrize("block_rows", [1, 2, 7, 22, 23, 1000])
+def test_blocked_encoding_is_the_domain_encoding(block_rows):
+    """Encoding a DataFrame a block of rows at a time (how the numpy backend keeps
+    its temporaries small) gives domain.encode's codes, in the compact dtype."""
+    frame, domain = _mixed_frame()
+    codes = encode_in_blocks(frame, domain, block_rows=block_rows)
+    assert codes.dtype == np.uint8
+    np.testing.assert_array_equal(codes, domain.encode(frame))
+    assert encode_in_blocks(frame.iloc[:0], domain, block_rows).shape == (0, 7)
+
+
+def test_blocked_encoding_raises_the_whole_columns_error():
+    """A value outside a declared domain in a later block raises domain.encode's
+    error for the column (its faulty rows counted over the whole column), and an
+    object column that mixes datetimes (first block) with numbers (second) is
+    judged as a whole, as domain.encode judges it."""
+    frame = pd.DataFrame({"c": ["a", "z", "a", "z", "b", "a"], "n": [1.0] * 6})
+    domain = Domain.from_declaration({"c": ["a", "b"], "n": {"bounds": (0, 2), "n_bins": 2}})
+    with pytest.raises(ValueError) as expected:
+        domain.encode(frame)
+    with pytest.raises(ValueError) as got:
+        encode_in_blocks(frame, domain, block_rows=2)
+    assert str(got.value) == str(expected.value) and "2 rows" in str(got.value)
+    wide = Domain.from_declaration({"c": ["a"], "n": {"bounds": (0, 2e9), "n_bins": 2}})
+    mixed = pd.DataFrame({"c": ["a"] * 4, "n": pd.Series(
+        [pd.Timestamp("2001-01-01"), pd.Timestamp("2002-01-01"), 5.0, 6.0], dtype=object)})
+    for block in (mixed.iloc[:2], mixed.iloc[2:]):  # each block alone is encodable
+        wide.encode(block)
+    with pytest.raises(TypeError) as expected:
+        wide.encode(mixed)
+    with pytest.raises(TypeError) as got:
+        encode_in_blocks(mixed, wide, block_rows=2)
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("block_rows", [1, 2, 3, 1 << 18])
+def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_rows,
+                                                                          monkeypatch):
+    """Private domain learning counts a DataFrame's categories a block of rows at a
+    time: the same values, in the same first-appearance order (1 == 1.0 == True
+    merge under the first one seen; missing values are not counted), and the same
+    counts as one factorization of the whole column."""
+    from sklearn_dpsynth import _domain_learning
+
+    frame, _ = _mixed_frame(29)
+    frame["mixed"] = pd.Series([True, "a", 1, None, 1.0, "b", np.nan] * 4 + [2], dtype=object)
+
+    def whole_column(series):
+        row_codes, distinct = pd.factorize(series, use_na_sentinel=True)
+        counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
+        return list(pd.Series(distinct).astype(object)), counts.astype(float)
+
+    monkeypatch.setattr(_domain_learning, "_CATEGORY_BLOCK_ROWS", block_rows)
+    names = ["city", "s", "cat", "k", "mixed"]
+    got = _domain_learning._category_counts_many(frame, names)
+    for name, (values, counts) in zip(names, got):
+        expected_values, expected_counts = whole_column(frame[name])
+        assert values == expected_values and [type(v) for v in values] == \
+            [type(v) for v in expected_values], name
+        np.testing.assert_array_equal(counts, expected_counts)
+    assert got[-1][0] == [True, "a", "b", 2] and got[-1][1].tolist() == [12, 4, 4, 1]
+    empty = _domain_learning._category_counts_many(frame.iloc[:0], names)
+    assert all(values == [] and counts.shape == (0,) for values, counts in empty)

@@ -13,7 +13,10 @@ from ._numpy import NumpyTable
 from ._spark import SparkSource
 from ._table import EncodedTable
 
-__all__ = ["encode_table", "encode_public_table"]
+__all__ = ["encode_table", "encode_public_table", "encode_in_blocks"]
+
+#: Rows per block when a DataFrame is encoded (its temporaries: a few MB per column).
+ENCODE_BLOCK_ROWS = 1 << 18
 
 
 def encode_table(frame: Any, domain: Domain) -> EncodedTable:
@@ -42,11 +45,65 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
         For a container no backend handles.
     """
     if isinstance(frame, pd.DataFrame):
-        dtype = code_dtype(max(domain.sizes)) if len(domain) else np.uint8
-        return NumpyTable(domain.encode(frame, dtype=dtype), domain.columns, domain.sizes)
+        return NumpyTable(encode_in_blocks(frame, domain), domain.columns, domain.sizes)
     if isinstance(frame, (DuckDBSource, SparkSource)):
         return frame.encode(domain)
     raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame.")
+
+
+def encode_in_blocks(frame: pd.DataFrame, domain: Domain,
+                     block_rows: int = ENCODE_BLOCK_ROWS) -> np.ndarray:
+    """A DataFrame's codes in the smallest dtype, one column and one block of rows
+    at a time.
+
+    The same codes as ``domain.encode(frame)`` (every kind of column encodes
+    value by value; a categorical block's factorization finds the same
+    category codes), but the int64 and float temporaries of the encoding
+    span at most ``block_rows`` rows, so that encoding a table adds its
+    compact codes and a few MB to the memory the frame already takes,
+    whatever its number of rows.  A value that the domain cannot encode
+    raises the column's own error, as ``domain.encode`` does.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        With the domain's columns.
+    domain : Domain
+    block_rows : int, default=ENCODE_BLOCK_ROWS
+        Rows encoded at once, ``>= 1``.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_columns)
+        In ``code_dtype(max(domain.sizes))`` (``uint8`` when every column
+        has at most 256 codes).
+    """
+    dtype = code_dtype(max(domain.sizes)) if len(domain) else np.dtype(np.uint8)
+    codes = np.empty((len(frame), len(domain)), dtype=dtype)
+    for j, spec in enumerate(domain.specs):
+        _encode_column_in_blocks(spec, frame[spec.name], codes[:, j], block_rows)
+    return codes
+
+
+def _encode_column_in_blocks(spec: ColumnSpec, series: pd.Series, out: np.ndarray,
+                             block_rows: int) -> None:
+    """Write ``spec.encode_series(series)`` into ``out`` one block of rows at a time.
+
+    An object column of a numeric or datetime spec is encoded whole (whether
+    its values are all datetimes is decided over the column), and a block
+    that fails re-encodes the whole column, so that the error is the
+    column's own (its count of faulty rows over every row).
+    """
+    if series.dtype == object and spec.kind != "categorical":
+        out[:] = spec.encode_series(series)
+        return
+    try:
+        for start in range(0, len(series), block_rows):
+            out[start:start + block_rows] = spec.encode_series(
+                series.iloc[start:start + block_rows])
+    except (TypeError, ValueError):
+        spec.encode_series(series)  # raises the column's own error
+        raise
 
 
 def encode_public_table(frame: pd.DataFrame, domain: Domain,
