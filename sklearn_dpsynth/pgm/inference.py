@@ -344,7 +344,8 @@ class CalibratedBeliefs:
     tree : JunctionTree
         The junction tree.
     log_potentials : sequence of ndarray
-        One log-potential table per maximal clique of ``tree``.
+        One log-potential table per maximal clique of ``tree`` (float32
+        tables are calibrated in float64).
 
     Attributes
     ----------
@@ -361,8 +362,11 @@ class CalibratedBeliefs:
 
     def __init__(self, tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> None:
         self.tree = tree
+        # float64 whatever the tables' dtype: answers, likelihoods and
+        # samples are then exact for the stored tables (a float32 model's
+        # queries cost one float64 inference)
         _, self.beliefs, self.log_partition = belief_propagation(
-            tree, log_potentials, keep_log=False
+            tree, log_potentials, keep_log=False, dtype=np.float64
         )
         self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._cache_cells = 0
@@ -434,12 +438,8 @@ class CalibratedBeliefs:
         if index is not None:
             clique = self.tree.cliques[index]
             axes = tuple(k for k, a in enumerate(clique) if a not in key)
-            values = sum_axes(self.beliefs[index], axes)
-        else:
-            values = self._eliminated_marginal(key)
-        # answers are float64 whatever the tables' dtype (samplers add row
-        # offsets to cumulative sums, which float32 cannot hold)
-        return np.asarray(values, dtype=np.float64)
+            return sum_axes(self.beliefs[index], axes)
+        return self._eliminated_marginal(key)
 
     def _covering_subtree(self, wanted: set[str]) -> list[int]:
         """Smallest subtree covering ``wanted``, by pruning useless leaves."""
