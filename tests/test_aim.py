@@ -276,3 +276,27 @@ def test_round_atol_stops_each_round_estimation(net):
     assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
     with pytest.raises(ValueError, match="round_atol"):
         _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)
+
+
+# ------------------------------------------------------------ model dtype
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_model_dtype_float32_matches_float64(net, epsilon):
+    """float32 beliefs and tables: same budget, same rounds, near-identical model."""
+    single = _aim(net).fit(net.frame, epsilon=epsilon)
+    double = _aim(net, model_dtype="float64").fit(net.frame, epsilon=epsilon)
+    assert single.get_params()["model_dtype"] == "float32"
+    assert all(t.dtype == np.float32 for t in single.model_.tables)
+    assert all(t.dtype == np.float64 for t in double.model_.tables)
+    assert single.privacy_ledger_.spent()[0] == pytest.approx(epsilon)
+    assert double.privacy_ledger_.spent()[0] == pytest.approx(epsilon)
+    assert single.cliques_ == double.cliques_
+    columns = single.domain_.columns
+    for pair in itertools.combinations(columns, 2):
+        np.testing.assert_allclose(single.marginal(list(pair)), double.marginal(list(pair)),
+                                   rtol=0, atol=2e-4)
+    assert single.score(net.frame) == pytest.approx(double.score(net.frame), abs=2e-4)
+
+
+def test_bad_model_dtype_is_a_value_error_naming_it(net):
+    with pytest.raises(ValueError, match="model_dtype"):
+        _aim(net, model_dtype="float16").fit(net.frame, epsilon=1.0)

@@ -130,6 +130,11 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         knows it can re-run the fit on two neighbouring tables and tell them
         apart; it is kept in ``get_params()`` and the pickle.  Keep it
         secret and never publish it with a release.
+    model_dtype : {"float32", "float64"}, default="float32"
+        Floating type of the graphical model's log-potentials, beliefs and
+        messages (``dtype`` of :func:`sklearn_dpsynth.pgm.estimate`);
+        counts, gradients and losses stay float64.  ``"float64"`` gives the
+        results of earlier versions bit for bit.
 
     Attributes
     ----------
@@ -233,6 +238,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["boolean"],
+        "model_dtype": [StrOptions({"float32", "float64"})],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
@@ -240,7 +246,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
                  max_iters=1000, tol=1e-4, early_stopping=0.7, verbose=False,
-                 random_state=None):
+                 random_state=None, model_dtype="float32"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -256,6 +262,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.early_stopping = early_stopping
         self.verbose = verbose
         self.random_state = random_state
+        self.model_dtype = model_dtype
 
     #: ``fit(..., public_data=)`` chooses the tree on a public table.
     _accepts_public_data = True
@@ -383,7 +390,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                  for a, counts in zip(self.attributes_, independent)}
         self.model_, self.estimation_info_ = estimate(
             self._model_domain(), measurements, potentials=start, max_iters=self.max_iters,
-            tol=self.tol, callback=self._stopping_rule(measurements))
+            tol=self.tol, callback=self._stopping_rule(measurements),
+            dtype=self.model_dtype)
 
     def _stopping_rule(self, measurements: list[Measurement]) -> Callable | None:
         """Discrepancy-principle callback of the estimation, or None."""

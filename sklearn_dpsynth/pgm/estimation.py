@@ -84,6 +84,7 @@ def estimate(
     atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
+    dtype: type | str = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """Fit a graphical model to noisy marginal measurements (Private-PGM).
 
@@ -118,6 +119,9 @@ def estimate(
     callback : callable, default=None
         ``callback(iteration, loss)`` after every accepted step; returning
         True stops the optimisation.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Floating type of the model-sized arrays (log-potentials, beliefs,
+        messages); see the Notes.
 
     Returns
     -------
@@ -128,21 +132,57 @@ def estimate(
         non-increasing), ``iterations``, ``converged``, ``n_inference``
         (belief propagations run), ``n_restarts``, ``step_size`` (final
         step on the count gradient) and ``total``.
+
+    Notes
+    -----
+    With ``dtype=numpy.float32`` the log-potentials, beliefs, messages,
+    step terms and the model's tables are float32 (half the memory and
+    memory traffic); measured counts, gradients, the loss, the
+    log-partition (summed in float64) and every scalar stay float64, and
+    marginals answered by the model are float64.  One belief propagation
+    then agrees with float64 to float32 rounding (probabilities to about
+    5e-7 relative), but its log-partition carries an error of order 1e-7
+    that the backtracking test cannot tell from a real change, so that
+    test is relaxed by the same amount: estimates follow a slightly
+    different path and agree with float64 to about 1e-4 in marginal
+    probabilities (``tests/test_pgm_float32.py``).  Probabilities below
+    about 1e-38 round to zero.
     """
     domain = require_model_domain(domain)
     measurements = _check_measurements(domain, measurements)
     _check_options(max_iters, tol, atol, total)
+    _check_dtype(dtype)
     extra = validate_cliques(domain, cliques or [], "cliques")
     tree = JunctionTree(domain, [m.clique for m in measurements] + extra)
     return estimate_from_tables(tree, measurements, _initial_tables(tree, potentials),
                                 total=total, max_iters=max_iters, tol=tol, atol=atol,
-                                accelerated=accelerated, callback=callback)
+                                accelerated=accelerated, callback=callback, dtype=dtype)
 
 
-def _taken(tables: list[np.ndarray]) -> list[np.ndarray]:
-    """The tables in a new list; the caller's list is emptied."""
+def _check_dtype(dtype: type | str) -> np.dtype:
+    """The floating type of the model's tables (float64 or float32)."""
+    message = f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}"
+    if dtype is None:  # np.dtype(None) would read it as float64
+        raise ValueError(message)
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(message) from None
+    if resolved.type not in (np.float64, np.float32):
+        raise ValueError(message)
+    return resolved
+
+
+def _taken(tables: list[np.ndarray], dtype: np.dtype) -> list[np.ndarray]:
+    """The tables in a new list, as ``dtype``; the caller's list is emptied.
+
+    A table of another dtype is converted (and the original released) one
+    at a time, so the conversion holds at most one extra table.
+    """
     out = list(tables)
     tables.clear()
+    for k, table in enumerate(out):
+        out[k] = np.asarray(table, dtype=dtype)
     return out
 
 
@@ -157,6 +197,7 @@ def estimate_from_tables(
     atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
+    dtype: type | str = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """:func:`estimate` on a given junction tree from given starting tables.
 
@@ -174,8 +215,8 @@ def estimate_from_tables(
     tables : list of ndarray
         Starting log-potentials, one per maximal clique of ``tree`` (axes in
         the clique's order); emptied by the call, never written into.
-    total, max_iters, tol, atol, accelerated, callback
-        As in :func:`estimate`.
+    total, max_iters, tol, atol, accelerated, callback, dtype
+        As in :func:`estimate` (tables of another dtype are converted).
 
     Returns
     -------
@@ -185,13 +226,14 @@ def estimate_from_tables(
     """
     measurements = _check_measurements(tree.domain, measurements)
     _check_options(max_iters, tol, atol, total)
+    dtype = _check_dtype(dtype)
     if not isinstance(tables, list) or len(tables) != len(tree.cliques):
         raise ValueError("tables must be a list with one table per maximal clique")
     total = float(estimate_total(tree.domain, measurements) if total is None else total)
     objective = Objective(tree, measurements, total)
-    final, info = mirror_descent(tree, _taken(tables), objective,
+    final, info = mirror_descent(tree, _taken(tables, dtype), objective,
                                  max_iters=int(max_iters), tol=float(tol),
-                                 atol=float(atol),
-                                 accelerated=accelerated, callback=callback)
+                                 atol=float(atol), accelerated=accelerated,
+                                 callback=callback, dtype=dtype.type)
     info["total"] = total
     return GraphicalModel.from_tables(tree, final, total), info

@@ -23,6 +23,8 @@ __all__ = ["Factor", "group_marginals", "logsumexp_axes", "logsumexp_axes_consum
 _SHORT_AXIS = 16
 _LETTERS = string.ascii_letters
 _UNDERFLOW = 1e-290
+#: The same threshold for float32 tables (normal float32 numbers reach 1.2e-38).
+_UNDERFLOW_32 = 1e-30
 #: Arrays up to this many cells are reduced by ``np.add.reduce`` directly:
 #: for them the call overhead, not the memory layout, dominates.
 _SMALL = 1024
@@ -113,6 +115,20 @@ def group_marginals(shape: tuple[int, ...], kept: Sequence[frozenset[int]],
     return groups
 
 
+def work_dtype(values: np.ndarray) -> type:
+    """Floating type in which log-space arithmetic on ``values`` runs.
+
+    float32 tables stay float32 (half the memory and bandwidth); every
+    other dtype is computed in float64.
+    """
+    return np.float32 if values.dtype == np.float32 else np.float64
+
+
+def _underflow(values: np.ndarray) -> float:
+    """Below this, an exponential of ``values``' dtype may have lost precision."""
+    return _UNDERFLOW_32 if values.dtype == np.float32 else _UNDERFLOW
+
+
 def _sum_columns(flat: np.ndarray) -> np.ndarray:
     """Row sums of a 2-D array (by columns when the rows are short)."""
     if flat.shape[1] > _SHORT_AXIS:
@@ -132,7 +148,8 @@ def _einsum_reduce(values: np.ndarray, axes: set[int]) -> np.ndarray:
     return np.einsum(f"{letters}->{kept}", values)
 
 
-def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...],
+                   dtype: type | None = None) -> np.ndarray:
     """Log of the sum of exponentials over some axes, stably.
 
     The exponentials are shifted by the global maximum; only if a finite
@@ -146,6 +163,9 @@ def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         Log-space values (``-inf`` allowed).
     axes : tuple of int
         Non-negative axes summed out; the remaining axes keep their order.
+    dtype : {numpy.float64, numpy.float32}, default=None
+        Type of the exponentials and the result; by default
+        :func:`work_dtype` of ``values``.
 
     Returns
     -------
@@ -153,12 +173,13 @@ def logsumexp_axes(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         ``log(sum(exp(values), axis=axes))``; ``-inf`` where every summed
         entry is ``-inf``.
     """
+    dtype = work_dtype(values) if dtype is None else dtype
     if not axes:
-        return np.array(values, dtype=float, copy=True)
+        return np.array(values, dtype=dtype, copy=True)
     shift = float(values.max()) if values.size else 0.0
     if not math.isfinite(shift):
         shift = 0.0
-    exped = np.subtract(values, shift, dtype=float)
+    exped = np.subtract(values, shift, dtype=dtype)
     np.exp(exped, out=exped)  # one temporary, not two
     return log_sum_shifted(exped, values, axes, shift)
 
@@ -220,11 +241,12 @@ def log_sum_shifted(
         Exact log-sums; slices of ``-inf`` give ``-inf``.
     """
     total = sum_axes(exped, axes)
-    if total.min(initial=np.inf) > _UNDERFLOW:  # no zero: no errstate needed
+    tiny = _underflow(exped)
+    if total.min(initial=np.inf) > tiny:  # no zero: no errstate needed
         return np.log(total) + shift
     if callable(values):
         values = values()
-    if not np.any((exped < _UNDERFLOW) & (values > -np.inf)):
+    if not np.any((exped < tiny) & (values > -np.inf)):
         with np.errstate(divide="ignore"):
             return np.log(total) + shift
     return _logsumexp_sliced(values, axes)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .domain import ModelDomain
 from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
-                     logsumexp_axes_consuming, sum_axes)
+                     logsumexp_axes_consuming, sum_axes, work_dtype)
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
@@ -149,41 +149,63 @@ def _children(tree: JunctionTree) -> list[list[int]]:
 
 
 def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-              groups: list[list[int]], terms: Sequence[np.ndarray] = ()) -> np.ndarray:
+              groups: list[list[int]], terms: Sequence[np.ndarray] = (),
+              dtype: type | None = None) -> np.ndarray:
     """``table`` plus ``terms`` plus log-space messages, in a new array.
 
     ``table`` is not modified.  The ``terms`` (broadcastable against the
     table) are added first, in order; the messages of one group (see
     ``MessagePlan``) are summed in their small union space first, so the
-    table is passed over once per group.
+    table is passed over once per group.  The result has type ``dtype``
+    (by default the table's ``pgm.factor.work_dtype``): float64 tables,
+    terms and messages are rounded into a float32 result.
     """
     out = None
+    dtype = work_dtype(table) if dtype is None else dtype
     for term in terms:
-        out = np.add(table, term, dtype=float) if out is None else out.__iadd__(term)
+        out = np.add(table, term, dtype=dtype) if out is None else out.__iadd__(term)
     for group in groups:
         shared = None
         for k in group:
             message, shape = messages[k]
             term = message.reshape(shape)
             shared = term if shared is None else shared + term
-        out = np.add(table, shared, dtype=float) if out is None else out.__iadd__(shared)
+        out = np.add(table, shared, dtype=dtype) if out is None else out.__iadd__(shared)
     if out is None:
-        out = np.array(table, dtype=float, copy=True)
+        out = np.array(table, dtype=dtype, copy=True)
     return out
 
 
 def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-                groups: list[list[int]], terms: Sequence[np.ndarray], log_z: float
-                ) -> np.ndarray:
+                groups: list[list[int]], terms: Sequence[np.ndarray], dtype: type | None,
+                log_z: float) -> np.ndarray:
     """A clique's normalised log-belief: table plus messages minus the log-partition."""
-    out = _gathered(table, messages, groups, terms)
+    out = _gathered(table, messages, groups, terms, dtype)
     out -= log_z
     return out
+
+
+def _log_partition(log_belief: np.ndarray) -> float:
+    """Log of the sum of ``exp(log_belief)`` over every cell, summed in float64.
+
+    A float32 belief's exponentials are summed in float64; the largest is
+    1 after the shift, so the sum cannot underflow.
+    """
+    axes = tuple(range(log_belief.ndim))
+    if log_belief.dtype != np.float32:
+        return float(logsumexp_axes(log_belief, axes))
+    shift = float(log_belief.max()) if log_belief.size else 0.0
+    if not np.isfinite(shift):
+        return -np.inf if shift < 0 else np.inf
+    exped = np.subtract(log_belief, shift, dtype=np.float32)
+    np.exp(exped, out=exped)
+    return float(np.log(np.sum(exped, dtype=np.float64)) + shift)
 
 
 def belief_propagation(
     tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True,
     terms: dict[int, Sequence[np.ndarray]] | None = None,
+    dtype: type | None = None,
 ) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
 
@@ -210,6 +232,10 @@ def belief_propagation(
         broadcastable against it) before any message: inference on
         ``log_potentials[i] + terms[i][0] + ...`` without materialising
         those tables.
+    dtype : {numpy.float64, numpy.float32}, default=None
+        Type of the messages, beliefs and clique-sized temporaries; by
+        default float32 for float32 tables and float64 otherwise.  The
+        log-partition is accumulated in float64 either way.
 
     Returns
     -------
@@ -234,10 +260,10 @@ def belief_propagation(
         if children[i] or i in terms:
             messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
             redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i],
-                           terms.get(i, ()))
+                           terms.get(i, ()), dtype)
             upward[i] = logsumexp_axes_consuming(redo(), plan.child_axes[i], redo)
         else:  # a leaf: logsumexp_axes reads its table without writing
-            upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i])
+            upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i], dtype)
     downward: list = [None] * len(tree.cliques)
     logs: list = [None] * len(tree.cliques)
     probs: list = [None] * len(tree.cliques)
@@ -248,10 +274,11 @@ def belief_propagation(
             incoming.append((downward[p], plan.child_shape[p]))
         extra = terms.get(p, ())
         redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p],
-                       extra)
-        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], extra)
+                       extra, dtype)
+        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], extra,
+                           dtype)
         if p == tree.order[0]:
-            log_z = float(logsumexp_axes(belief, tuple(range(belief.ndim))))
+            log_z = _log_partition(belief)
             if not np.isfinite(log_z):
                 raise ValueError("log_potentials give a zero or infinite partition function")
             belief -= log_z
@@ -317,7 +344,8 @@ class CalibratedBeliefs:
     tree : JunctionTree
         The junction tree.
     log_potentials : sequence of ndarray
-        One log-potential table per maximal clique of ``tree``.
+        One log-potential table per maximal clique of ``tree`` (float32
+        tables are calibrated in float64).
 
     Attributes
     ----------
@@ -334,8 +362,11 @@ class CalibratedBeliefs:
 
     def __init__(self, tree: JunctionTree, log_potentials: Sequence[np.ndarray]) -> None:
         self.tree = tree
+        # float64 whatever the tables' dtype: answers, likelihoods and
+        # samples are then exact for the stored tables (a float32 model's
+        # queries cost one float64 inference)
         _, self.beliefs, self.log_partition = belief_propagation(
-            tree, log_potentials, keep_log=False
+            tree, log_potentials, keep_log=False, dtype=np.float64
         )
         self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._cache_cells = 0
@@ -451,7 +482,7 @@ class CalibratedBeliefs:
 
 
 def potentials_from_marginals(
-    tree: JunctionTree, marginals: Sequence[np.ndarray]
+    tree: JunctionTree, marginals: Sequence[np.ndarray], dtype: type | None = None
 ) -> list[np.ndarray]:
     """Log-potentials whose calibrated beliefs are given clique marginals.
 
@@ -465,6 +496,8 @@ def potentials_from_marginals(
         The junction tree.
     marginals : sequence of ndarray
         Consistent probability tables, one per maximal clique.
+    dtype : {numpy.float64, numpy.float32}, default=None
+        Type of the tables; by default that of the marginals.
 
     Returns
     -------
@@ -474,7 +507,7 @@ def potentials_from_marginals(
     """
     plan = message_plan(tree)
     with np.errstate(divide="ignore"):
-        tables = [np.log(m) for m in marginals]
+        tables = [np.log(m, dtype=dtype or work_dtype(m)) for m in marginals]
         for i in tree.order[1:]:
             sep = sum_axes(marginals[i], plan.child_axes[i]).reshape(plan.child_shape[i])
             tables[i] = _log_divide(tables[i], np.broadcast_to(np.log(sep), tables[i].shape))

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import lsqr
 
 from .domain import ModelDomain, require_model_domain
-from .factor import group_marginals, sum_axes
+from .factor import group_marginals, sum_axes, work_dtype
 from .junction_tree import JunctionTree, validate_cliques
 
 __all__ = ["MeasuredCounts", "Measurement", "Objective", "estimate_total"]
@@ -567,14 +567,14 @@ class Objective:
         """
         out = list(tables)
         for index, terms in self.step_terms(gradient, coef).items():
-            table = tables[index] + terms[0]
+            table = np.add(tables[index], terms[0], dtype=work_dtype(tables[index]))
             for term in terms[1:]:
                 table += term
             out[index] = table
         return out
 
-    def step_terms(self, gradient: Sequence[np.ndarray], coef: float
-                   ) -> dict[int, list[np.ndarray]]:
+    def step_terms(self, gradient: Sequence[np.ndarray], coef: float,
+                   dtype: type = np.float64) -> dict[int, list[np.ndarray]]:
         """The terms :meth:`step_tables` adds to each table, unadded.
 
         Adding them in order to a clique's table (``table + terms[0] +
@@ -588,6 +588,8 @@ class Objective:
             Output of :meth:`loss_and_gradient`.
         coef : float
             Step coefficient.
+        dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+            Type of the terms (that of the tables they are added to).
 
         Returns
         -------
@@ -600,7 +602,8 @@ class Objective:
         for group in self._groups:
             shared = None
             for k in group.members:
-                scaled = (folded[k] * coef).reshape(self.items[k].bshape)
+                scaled = np.multiply(folded[k], coef, dtype=dtype)
+                scaled = scaled.reshape(self.items[k].bshape)
                 shared = scaled if shared is None else shared + scaled
             out.setdefault(group.index, []).append(shared)
         return out

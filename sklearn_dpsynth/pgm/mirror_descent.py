@@ -45,6 +45,9 @@ _GROWTH = 1.2
 _FAST_GROWTH = 4.0  # until the first backtrack: the safe initial step is tiny
 _SHRINK = 0.5
 _SLACK = 1e-12
+#: Rounding error of a float32 log-partition (float32 messages and beliefs):
+#: the sufficient-decrease test cannot resolve a KL term below it.
+_LOG_Z_NOISE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 0.0}
 
 
 @dataclass
@@ -64,18 +67,20 @@ class _Point:
     terms: dict | None = None
 
 
-def _point(tree: JunctionTree, tables: list, objective: Objective) -> _Point:
+def _point(tree: JunctionTree, tables: list, objective: Objective,
+           dtype: type) -> _Point:
     """Run inference and normalise the tables (log-partition moved to 0)."""
-    _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False)
+    _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False, dtype=dtype)
     tables = list(tables)
     tables[0] = tables[0] - log_z
     return _Point(tables, beliefs, objective.counts(beliefs), log_z)
 
 
 def _trial_point(tree: JunctionTree, base: list, terms: dict,
-                 objective: Objective) -> _Point:
+                 objective: Objective, dtype: type) -> _Point:
     """Inference on ``base`` plus the step's terms, tables left pending."""
-    _, beliefs, log_z = belief_propagation(tree, base, keep_log=False, terms=terms)
+    _, beliefs, log_z = belief_propagation(tree, base, keep_log=False, terms=terms,
+                                           dtype=dtype)
     return _Point(None, beliefs, objective.counts(beliefs), log_z, terms)
 
 
@@ -94,7 +99,7 @@ def _settle(tables: list, point: _Point, owned: set[int]) -> list:
             for term in terms:
                 table += term
         else:
-            table = tables[index] + terms[0]
+            table = np.add(tables[index], terms[0], dtype=tables[index].dtype)
             for term in terms[1:]:
                 table += term
             tables[index] = table
@@ -169,16 +174,19 @@ def _trial(
     z: _Point,
     a: float,
     step: float,
+    dtype: type,
 ) -> _Trial:
     """One tentative accelerated step with momentum ``a`` and step ``step``."""
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
-    new_z = _trial_point(tree, z.tables, objective.step_terms(grad, -step / a), objective)
+    new_z = _trial_point(tree, z.tables, objective.step_terms(grad, -step / a, dtype), objective,
+                         dtype)
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
              - a * a * objective.total * new_z.log_z / step)
-    slack = _SLACK * max(abs(y_loss), 1.0)
+    slack = (_SLACK * max(abs(y_loss), 1.0)
+             + a * a * objective.total * _LOG_Z_NOISE[np.dtype(dtype)] / step)
     ok = loss <= bound + slack and (a < 1.0 or loss <= x_loss)
     return _Trial(new_z, new_x, loss, ok)
 
@@ -193,6 +201,7 @@ def mirror_descent(
     atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
+    dtype: type = np.float64,
 ) -> tuple[list, dict]:
     """Minimise a measurement loss over the models on a junction tree.
 
@@ -218,6 +227,13 @@ def mirror_descent(
     callback : callable, default=None
         ``callback(iteration, loss)`` after every accepted step; returning
         True stops.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Type of the tables (which must already have it), the beliefs,
+        messages, inference temporaries and step terms.  The measured
+        counts, gradients, loss and log-partition stay float64.  In float32
+        the log-partition carries a rounding error of order 1e-7, which
+        the sufficient-decrease test would read as a KL term of that size;
+        its slack grows by the same amount (``_LOG_Z_NOISE``).
 
     Returns
     -------
@@ -227,7 +243,7 @@ def mirror_descent(
         ``loss_history``, ``iterations``, ``converged``, ``n_inference``,
         ``n_restarts``, ``step_size``.
     """
-    z = _point(tree, tables, objective)
+    z = _point(tree, tables, objective, dtype)
     del tables  # the caller's list must not keep the starting tables alive
     owned: set[int] = {0}  # arrays made here, safe to update in place
     x_beliefs, x_counts = z.beliefs, z.counts
@@ -242,7 +258,7 @@ def mirror_descent(
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
             result = None  # a rejected trial's tables and beliefs go before the next
-            result = _trial(tree, objective, x_counts, x_loss, z, a, trial_step)
+            result = _trial(tree, objective, x_counts, x_loss, z, a, trial_step, dtype)
             stats["n_inference"] += 1
             if result.accepted or trial_step < floor:
                 break
@@ -255,7 +271,8 @@ def mirror_descent(
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
             z = result = None
-            z = _point(tree, potentials_from_marginals(tree, x_beliefs), objective)
+            z = _point(tree, potentials_from_marginals(tree, x_beliefs, dtype),
+                       objective, dtype)
             owned = set(range(len(z.tables)))
             stats["n_inference"] += 1
             stats["n_restarts"] += 1
@@ -285,6 +302,6 @@ def mirror_descent(
         final = z.tables
     else:
         z = result = None  # free the last step's tables before building the final ones
-        final = potentials_from_marginals(tree, x_beliefs)
+        final = potentials_from_marginals(tree, x_beliefs, dtype)
     info = dict(stats, loss_history=history, step_size=step)
     return final, info

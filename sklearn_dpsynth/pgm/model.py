@@ -180,6 +180,13 @@ class GraphicalModel:
         return self._tables
 
     @property
+    def dtype(self) -> type:
+        """``numpy.float32`` when every table is float32, else ``numpy.float64``."""
+        if self._tables and all(t.dtype == np.float32 for t in self._tables):
+            return np.float32
+        return np.float64
+
+    @property
     def potentials(self) -> dict[tuple[str, ...], Factor]:
         """Log-potentials of the maximal cliques (copies)."""
         return {c: Factor(c, t.copy()) for c, t in zip(self.cliques, self._tables)}
@@ -363,6 +370,7 @@ class GraphicalModel:
         tree = cliques if isinstance(cliques, JunctionTree) else JunctionTree(self.domain, cliques)
         if tree.domain != self.domain:
             raise ValueError("cliques is a JunctionTree over another domain")
-        margs = [self.beliefs.marginal(c) for c in tree.cliques]
-        return GraphicalModel.from_tables(tree, potentials_from_marginals(tree, margs),
+        dtype = self.dtype
+        margs = [np.asarray(self.beliefs.marginal(c), dtype=dtype) for c in tree.cliques]
+        return GraphicalModel.from_tables(tree, potentials_from_marginals(tree, margs, dtype),
                                           self.total)

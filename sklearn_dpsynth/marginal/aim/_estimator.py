@@ -9,7 +9,7 @@ from numbers import Integral, Real
 from typing import Any, Callable, Hashable
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..._base import BaseSynthesizer
 from ...backends import EncodedTable
@@ -152,6 +152,15 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         knows it can re-run the fit on two neighbouring tables and tell them
         apart; it is kept in ``get_params()`` and the pickle.  Keep it
         secret and never publish it with a release.
+    model_dtype : {"float32", "float64"}, default="float32"
+        Floating type of the graphical model's log-potentials, beliefs and
+        messages (``dtype`` of :func:`sklearn_dpsynth.pgm.estimate`);
+        measured counts, gradients and losses stay float64 either way.
+        ``"float32"`` halves the memory traffic of inference at the same
+        accuracy (see the user guide's Performance notes for measured
+        figures); ``"float64"`` gives the results of earlier versions bit
+        for bit.  The size cap ``max_model_size`` counts 8 bytes a cell in
+        both cases.
 
     Attributes
     ----------
@@ -256,6 +265,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         "initial_cliques": [list, tuple, None],
         "verbose": ["boolean"],
         "callback": [callable, None],
+        "model_dtype": [StrOptions({"float32", "float64"})],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
@@ -263,7 +273,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
                  tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
-                 verbose=False, callback=None, random_state=None):
+                 verbose=False, callback=None, random_state=None,
+                 model_dtype="float32"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -284,6 +295,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         self.verbose = verbose
         self.callback = callback
         self.random_state = random_state
+        self.model_dtype = model_dtype
 
     # ------------------------------------------------------------------ fit
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
@@ -317,7 +329,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
             max_model_size=self.max_model_size,
             max_iters=self.max_iters, tol=self.tol, round_atol=self.round_atol,
             early_stopping=self.early_stopping,
-            verbose=self.verbose, callback=self.callback)
+            verbose=self.verbose, callback=self.callback,
+            dtype=np.dtype(self.model_dtype).type)
 
     def _planned_rounds(self) -> int:
         return self.rounds if self.rounds is not None else ROUNDS_PER_COLUMN * len(
@@ -358,6 +371,8 @@ class _RunOptions:
         Attribute name and number of codes of every column, in the engine's form.
     max_model_size, max_iters, tol, round_atol, early_stopping, verbose, callback
         The estimator's hyperparameters of the same names.
+    dtype : type
+        ``numpy.float32`` or ``numpy.float64``, from ``model_dtype``.
     """
 
     labels: list[Hashable]
@@ -369,6 +384,7 @@ class _RunOptions:
     early_stopping: float | None
     verbose: bool
     callback: Callable[[dict], Any] | None
+    dtype: type
 
 
 class _Run:
@@ -421,7 +437,7 @@ class _Run:
         tree = JunctionTree(self.options.model_domain, cliques)
         self.model, _ = refit(tree, self.bank, None, self.zeros,
                               max_iters=self.options.max_iters, tol=self.options.tol,
-                                atol=self.options.round_atol)
+                              atol=self.options.round_atol, dtype=self.options.dtype)
 
     def loop(self, schedule: BudgetSchedule) -> None:
         """Select-measure-estimate rounds until the budget is spent."""
@@ -448,7 +464,7 @@ class _Run:
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
         self.model, est = refit(tree, self.bank, self._hand_over_model(), self.zeros,
                                 max_iters=self.options.max_iters, tol=self.options.tol,
-                                atol=self.options.round_atol)
+                                atol=self.options.round_atol, dtype=self.options.dtype)
         after = self.scorer.model_counts(self.model, chosen)
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
@@ -495,12 +511,13 @@ class _Run:
         options = self.options
         if options.early_stopping is None:
             return refit(self.model.tree, self.bank, self.model, self.zeros,
-                         max_iters=max_iters, tol=options.tol)
+                         max_iters=max_iters, tol=options.tol, dtype=options.dtype)
         tree, one_way = self.model.tree, independent_start(self.model)
         self.model = None  # its tables are not needed: free them before estimating
         return refit_from_independent(tree, self.bank, one_way, self.zeros,
                                       max_iters=max_iters, tol=options.tol,
-                                      early_stopping=options.early_stopping)
+                                      early_stopping=options.early_stopping,
+                                      dtype=options.dtype)
 
 
 class _ProgressBar:

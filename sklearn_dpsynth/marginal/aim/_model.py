@@ -158,7 +158,7 @@ class ZeroMasks:
         for clique, factor in self.potentials().items():
             index = model.tree.index_containing(clique)
             view = factor.broadcast_view(model.cliques[index])
-            tables[index] = tables[index] + view
+            tables[index] = np.add(tables[index], view, dtype=tables[index].dtype)
         return GraphicalModel.from_tables(model.tree, tables, model.total)
 
 
@@ -256,6 +256,7 @@ def refit(
     max_iters: int,
     tol: float,
     atol: float = 0.0,
+    dtype: type = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """Re-estimate the model on ``tree`` from every measurement so far.
 
@@ -276,6 +277,8 @@ def refit(
         Structural zeros, forced into the result.
     max_iters, tol, atol : int, float, float
         Mirror-descent limits of :func:`sklearn_dpsynth.pgm.estimate`.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Type of the model's tables and beliefs (:func:`~sklearn_dpsynth.pgm.estimate`).
 
     Returns
     -------
@@ -287,7 +290,8 @@ def refit(
     if warm is None:
         start: Any = zeros.potentials() if zeros else None
         model, info = estimate(tree.domain, measurements, cliques=list(tree.cliques),
-                               potentials=start, max_iters=max_iters, tol=tol, atol=atol)
+                               potentials=start, max_iters=max_iters, tol=tol, atol=atol,
+                               dtype=dtype)
         return zeros.apply(model), info
     # the tree estimate() would build, and the tables its warm start would take
     target = JunctionTree(tree.domain, [m.clique for m in measurements] + list(tree.cliques))
@@ -297,7 +301,7 @@ def refit(
         else start.project(target).tables
     start = None
     model, info = estimate_from_tables(target, measurements, tables, max_iters=max_iters,
-                                       tol=tol, atol=atol)
+                                       tol=tol, atol=atol, dtype=dtype)
     return zeros.apply(model), info
 
 
@@ -329,6 +333,7 @@ def refit_from_independent(
     max_iters: int,
     tol: float,
     early_stopping: float,
+    dtype: type = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """Estimate afresh from the independent model, stopping by the discrepancy principle.
 
@@ -354,6 +359,8 @@ def refit_from_independent(
         Mirror-descent limits.
     early_stopping : float
         Discrepancy factor ``tau``.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Type of the model's tables and beliefs.
 
     Returns
     -------
@@ -363,5 +370,5 @@ def refit_from_independent(
     threshold = early_stopping * bank.n_entries()
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
                            potentials=zeros.potentials(one_way), max_iters=max_iters, tol=tol,
-                           callback=lambda iteration, loss: loss <= threshold)
+                           callback=lambda iteration, loss: loss <= threshold, dtype=dtype)
     return zeros.apply(model), info
