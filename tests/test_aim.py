@@ -282,9 +282,9 @@ def test_round_atol_stops_each_round_estimation(net):
 @pytest.mark.parametrize("epsilon", [0.5, 4.0])
 def test_model_dtype_float32_matches_float64(net, epsilon):
     """float32 beliefs and tables: same budget, same rounds, near-identical model."""
-    single = _aim(net).fit(net.frame, epsilon=epsilon)
-    double = _aim(net, model_dtype="float64").fit(net.frame, epsilon=epsilon)
-    assert single.get_params()["model_dtype"] == "float32"
+    single = _aim(net, model_dtype="float32").fit(net.frame, epsilon=epsilon)
+    double = _aim(net).fit(net.frame, epsilon=epsilon)
+    assert double.get_params()["model_dtype"] == "float64"
     assert all(t.dtype == np.float32 for t in single.model_.tables)
     assert all(t.dtype == np.float64 for t in double.model_.tables)
     assert single.privacy_ledger_.spent()[0] == pytest.approx(epsilon)

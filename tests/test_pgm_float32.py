@@ -203,14 +203,15 @@ def test_bad_dtype_is_a_value_error_naming_it(dtype):
 
 
 def test_mst_model_dtype_float32_matches_float64():
-    """MST's engine precision: float32 by default, float64 on request, same model."""
+    """MST's engine precision: float64 by default, float32 on request, same model here."""
     from sklearn_dpsynth import MSTSynthesizer
     from sklearn_dpsynth.datasets import make_bayesnet
 
     net = make_bayesnet(n_samples=3000, n_features=5, random_state=1)
-    single = MSTSynthesizer(domain=net.domain, random_state=0).fit(net.frame, epsilon=2.0)
-    double = MSTSynthesizer(domain=net.domain, random_state=0,
-                            model_dtype="float64").fit(net.frame, epsilon=2.0)
+    single = MSTSynthesizer(domain=net.domain, random_state=0,
+                            model_dtype="float32").fit(net.frame, epsilon=2.0)
+    double = MSTSynthesizer(domain=net.domain, random_state=0).fit(net.frame, epsilon=2.0)
+    assert double.get_params()["model_dtype"] == "float64"
     assert all(t.dtype == np.float32 for t in single.model_.tables)
     assert all(t.dtype == np.float64 for t in double.model_.tables)
     assert single.cliques_ == double.cliques_
