@@ -22,14 +22,29 @@ from .measurement import Measurement, Objective, estimate_total
 from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
-__all__ = ["estimate", "estimate_from_tables", "Measurement", "estimate_total"]  # the last two re-exported
+__all__ = ["estimate", "estimate_from_tables", "estimation_tree", "initial_tables", "Measurement",
+           "estimate_total"]  # the last two re-exported
 
 
-def _initial_tables(
+def initial_tables(
     tree: JunctionTree,
     potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None,
 ) -> list[np.ndarray]:
-    """Warm-start log tables on ``tree``."""
+    """Starting log tables on ``tree``, as :func:`estimate` builds them.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The tree of the estimation (see :func:`estimation_tree`).
+    potentials : GraphicalModel, mapping or None
+        As ``estimate``'s ``potentials``: a model on ``tree`` gives its own
+        tables (not copies), another model or mapping is projected.
+
+    Returns
+    -------
+    list of ndarray
+        One table per maximal clique of ``tree``.
+    """
     if potentials is None:
         return tables_from_potentials(tree, None)
     if isinstance(potentials, GraphicalModel):
@@ -45,6 +60,26 @@ def _initial_tables(
     if all(tree.index_containing(k) is not None for k in keys):
         return tables_from_potentials(tree, potentials)
     return GraphicalModel(tree.domain, keys, potentials).project(tree).tables
+
+
+def estimation_tree(domain: ModelDomain, measurements: Sequence[Measurement],
+                    cliques: Sequence[Sequence[str]] | None = None) -> JunctionTree:
+    """The junction tree :func:`estimate` fits on: the measured cliques plus ``cliques``.
+
+    Parameters
+    ----------
+    domain : ModelDomain
+    measurements : sequence of Measurement
+        Checked measurements.
+    cliques : sequence of sequence of str, default=None
+        Extra cliques the model must contain.
+
+    Returns
+    -------
+    JunctionTree
+    """
+    extra = validate_cliques(domain, cliques or [], "cliques")
+    return JunctionTree(domain, [m.clique for m in measurements] + extra)
 
 
 def _check_measurements(
@@ -151,12 +186,10 @@ def estimate(
     domain = require_model_domain(domain)
     measurements = _check_measurements(domain, measurements)
     _check_options(max_iters, tol, atol, total)
-    _check_dtype(dtype)
-    extra = validate_cliques(domain, cliques or [], "cliques")
-    tree = JunctionTree(domain, [m.clique for m in measurements] + extra)
-    return estimate_from_tables(tree, measurements, _initial_tables(tree, potentials),
-                                total=total, max_iters=max_iters, tol=tol, atol=atol,
-                                accelerated=accelerated, callback=callback, dtype=dtype)
+    dtype = _check_dtype(dtype)
+    tree = estimation_tree(domain, measurements, cliques)
+    return _estimate_checked(tree, measurements, initial_tables(tree, potentials), total,
+                             max_iters, tol, atol, accelerated, callback, dtype)
 
 
 def _check_dtype(dtype: type | str) -> np.dtype:
@@ -229,6 +262,16 @@ def estimate_from_tables(
     dtype = _check_dtype(dtype)
     if not isinstance(tables, list) or len(tables) != len(tree.cliques):
         raise ValueError("tables must be a list with one table per maximal clique")
+    return _estimate_checked(tree, measurements, tables, total, max_iters, tol, atol,
+                             accelerated, callback, dtype)
+
+
+def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
+                      tables: list[np.ndarray], total: float | None, max_iters: int,
+                      tol: float, atol: float, accelerated: bool,
+                      callback: Callable[[int, float], bool | None] | None,
+                      dtype: np.dtype) -> tuple[GraphicalModel, dict]:
+    """Mirror descent on validated arguments (the tables are taken over)."""
     total = float(estimate_total(tree.domain, measurements) if total is None else total)
     objective = Objective(tree, measurements, total)
     final, info = mirror_descent(tree, _taken(tables, dtype), objective,

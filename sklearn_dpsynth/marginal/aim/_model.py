@@ -24,7 +24,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
-from ...pgm.estimation import estimate_from_tables
+from ...pgm.estimation import estimate_from_tables, estimation_tree, initial_tables
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
            "refit_from_independent"]
@@ -287,19 +287,12 @@ def refit(
         What :func:`~sklearn_dpsynth.pgm.estimate` reported.
     """
     measurements = bank.measurements()
+    target = estimation_tree(tree.domain, measurements, tree.cliques)
     if warm is None:
-        start: Any = zeros.potentials() if zeros else None
-        model, info = estimate(tree.domain, measurements, cliques=list(tree.cliques),
-                               potentials=start, max_iters=max_iters, tol=tol, atol=atol,
-                               dtype=dtype)
-        return zeros.apply(model), info
-    # the tree estimate() would build, and the tables its warm start would take
-    target = JunctionTree(tree.domain, [m.clique for m in measurements] + list(tree.cliques))
-    start = warm_start(warm, tree, zeros)
-    warm = None  # handed over: see above
-    tables = list(start.tables) if start.cliques == target.cliques \
-        else start.project(target).tables
-    start = None
+        tables = initial_tables(target, zeros.potentials() if zeros else None)
+    else:
+        tables = initial_tables(target, warm_start(warm, tree, zeros))
+        warm = None  # handed over: see above
     model, info = estimate_from_tables(target, measurements, tables, max_iters=max_iters,
                                        tol=tol, atol=atol, dtype=dtype)
     return zeros.apply(model), info
