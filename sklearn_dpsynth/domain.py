@@ -692,6 +692,22 @@ def _infers_strings() -> bool:
         return False
 
 
+def _encode_into(spec: ColumnSpec, series: pd.Series, out: np.ndarray,
+                 block_rows: int | None) -> None:
+    """Write ``spec.encode_series(series)`` into ``out``, by blocks of ``block_rows``
+    rows when given (see :meth:`Domain.encode`)."""
+    if block_rows is None or (series.dtype == object and spec.kind != "categorical"):
+        out[:] = spec.encode_series(series)
+        return
+    try:
+        for start in range(0, len(series), block_rows):
+            out[start:start + block_rows] = spec.encode_series(
+                series.iloc[start:start + block_rows])
+    except (TypeError, ValueError):
+        spec.encode_series(series)  # raises the column's own error
+        raise
+
+
 class Domain:
     """Ordered public domain of a table: one :class:`ColumnSpec` per column.
 
@@ -802,11 +818,13 @@ class Domain:
         parts = ", ".join(f"{s.name!r}: {s.kind}[{s.size}]" for s in self.specs)
         return f"Domain({parts})"
 
-    def encode(self, frame: pd.DataFrame, dtype: Any = np.int64) -> np.ndarray:
+    def encode(self, frame: pd.DataFrame, dtype: Any = np.int64,
+               block_rows: int | None = None) -> np.ndarray:
         """Encode a DataFrame whose columns are this domain's, in order.
 
         Column by column (:meth:`ColumnSpec.encode_series`), so that only
-        one column's temporaries are alive at a time.
+        one column's temporaries are alive at a time; with ``block_rows``,
+        one block of rows of a column at a time as well.
 
         Parameters
         ----------
@@ -814,6 +832,12 @@ class Domain:
         dtype : numpy integer dtype, default=np.int64
             Dtype of the result; ``code_dtype(max(self.sizes))``
             is the smallest that holds every code.
+        block_rows : int, default=None
+            Rows encoded at once (None: whole columns).  The codes and the
+            errors are the same: an object column of a numeric or datetime
+            spec is encoded whole (whether its values are all datetimes is
+            decided over the column), and a block that fails re-encodes its
+            whole column, so the error counts faulty rows over every row.
 
         Returns
         -------
@@ -824,7 +848,7 @@ class Domain:
             raise ValueError(f"dtype: {dtype} cannot hold codes up to {max(self.sizes) - 1}.")
         codes = np.empty((len(frame), len(self.specs)), dtype=dtype)
         for j, spec in enumerate(self.specs):
-            codes[:, j] = spec.encode_series(frame[spec.name])
+            _encode_into(spec, frame[spec.name], codes[:, j], block_rows)
         return codes
 
     def decode(

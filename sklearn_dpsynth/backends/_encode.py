@@ -54,15 +54,12 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
 def encode_in_blocks(frame: pd.DataFrame, domain: Domain,
                      block_rows: int = ENCODE_BLOCK_ROWS) -> np.ndarray:
     """A DataFrame's codes in the smallest dtype, one column and one block of rows
-    at a time.
+    at a time (:meth:`Domain.encode` with ``block_rows``).
 
-    The same codes as ``domain.encode(frame)`` (every kind of column encodes
-    value by value; a categorical block's factorization finds the same
-    category codes), but the int64 and float temporaries of the encoding
-    span at most ``block_rows`` rows, so that encoding a table adds its
-    compact codes and a few MB to the memory the frame already takes,
-    whatever its number of rows.  A value that the domain cannot encode
-    raises the column's own error, as ``domain.encode`` does.
+    The same codes and errors as ``domain.encode(frame)``, but the int64 and
+    float temporaries of the encoding span at most ``block_rows`` rows, so
+    that encoding a table adds its compact codes and a few MB to the memory
+    the frame already takes, whatever its number of rows.
 
     Parameters
     ----------
@@ -79,31 +76,7 @@ def encode_in_blocks(frame: pd.DataFrame, domain: Domain,
         has at most 256 codes).
     """
     dtype = code_dtype(max(domain.sizes)) if len(domain) else np.dtype(np.uint8)
-    codes = np.empty((len(frame), len(domain)), dtype=dtype)
-    for j, spec in enumerate(domain.specs):
-        _encode_column_in_blocks(spec, frame[spec.name], codes[:, j], block_rows)
-    return codes
-
-
-def _encode_column_in_blocks(spec: ColumnSpec, series: pd.Series, out: np.ndarray,
-                             block_rows: int) -> None:
-    """Write ``spec.encode_series(series)`` into ``out`` one block of rows at a time.
-
-    An object column of a numeric or datetime spec is encoded whole (whether
-    its values are all datetimes is decided over the column), and a block
-    that fails re-encodes the whole column, so that the error is the
-    column's own (its count of faulty rows over every row).
-    """
-    if series.dtype == object and spec.kind != "categorical":
-        out[:] = spec.encode_series(series)
-        return
-    try:
-        for start in range(0, len(series), block_rows):
-            out[start:start + block_rows] = spec.encode_series(
-                series.iloc[start:start + block_rows])
-    except (TypeError, ValueError):
-        spec.encode_series(series)  # raises the column's own error
-        raise
+    return domain.encode(frame, dtype=dtype, block_rows=block_rows)
 
 
 def encode_public_table(frame: pd.DataFrame, domain: Domain,

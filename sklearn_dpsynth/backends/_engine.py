@@ -107,7 +107,6 @@ def row_blocks(rows: Iterable[Sequence[int]], chunk_rows: int,
         yield out
 
 
-
 def histogram_from_cells(rows: Iterable, n_cells: int) -> np.ndarray:
     """A histogram of ``n_cells`` from ``(cell index, count)`` result rows."""
     counts = np.zeros(n_cells)

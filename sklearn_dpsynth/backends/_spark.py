@@ -316,7 +316,6 @@ def _comparable_literal(value: Any, family: str) -> Any:
     return None
 
 
-
 class SparkTable(EncodedTable):
     """An encoded table held by Spark.
 

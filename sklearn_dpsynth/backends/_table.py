@@ -21,7 +21,6 @@ __all__ = ["EncodedTable"]
 DEFAULT_CHUNK_ROWS = 65536
 
 
-
 #: Grouping sets an engine answers in one pass (one query or one job).
 GROUPING_SETS_PER_PASS = 256
 
@@ -31,6 +30,7 @@ def in_passes(items: Sequence) -> Iterator[list]:
     one engine pass (a ``GROUPING SETS`` query or job) each."""
     for start in range(0, len(items), GROUPING_SETS_PER_PASS):
         yield list(items[start:start + GROUPING_SETS_PER_PASS])
+
 
 class EncodedTable(ABC):
     """A table of integer codes, one column per domain column.
