@@ -25,7 +25,7 @@ from .domain import ModelDomain, require_model_domain
 from .factor import group_marginals, sum_axes, work_dtype
 from .junction_tree import JunctionTree, validate_cliques
 
-__all__ = ["MeasuredCounts", "Measurement", "Objective", "estimate_total"]
+__all__ = ["MeasuredCounts", "Measurement", "Objective", "estimate_total", "plus_terms"]
 
 
 @dataclass
@@ -350,6 +350,18 @@ def _groups(shapes: list[tuple[int, ...]], items: Sequence[_Compiled],
     return out
 
 
+def plus_terms(table: np.ndarray, terms: Sequence[np.ndarray]) -> np.ndarray:
+    """``table + terms[0] + terms[1] + ...`` in a new array of ``table``'s work dtype.
+
+    Each term is small and broadcast against the table; the sum is written
+    once per term into one fresh array (no other clique-sized temporary).
+    """
+    out = np.add(table, terms[0], dtype=work_dtype(table))
+    for term in terms[1:]:
+        out += term
+    return out
+
+
 class MeasuredCounts(list):
     """Measured counts, one vector per measurement, all views of one buffer.
 
@@ -567,10 +579,7 @@ class Objective:
         """
         out = list(tables)
         for index, terms in self.step_terms(gradient, coef).items():
-            table = np.add(tables[index], terms[0], dtype=work_dtype(tables[index]))
-            for term in terms[1:]:
-                table += term
-            out[index] = table
+            out[index] = plus_terms(tables[index], terms)
         return out
 
     def step_terms(self, gradient: Sequence[np.ndarray], coef: float,

@@ -37,7 +37,7 @@ import numpy as np
 
 from .inference import belief_propagation, potentials_from_marginals
 from .junction_tree import JunctionTree
-from .measurement import MeasuredCounts, Objective
+from .measurement import MeasuredCounts, Objective, plus_terms
 
 __all__ = ["mirror_descent"]
 
@@ -99,10 +99,7 @@ def _settle(tables: list, point: _Point, owned: set[int]) -> list:
             for term in terms:
                 table += term
         else:
-            table = np.add(tables[index], terms[0], dtype=tables[index].dtype)
-            for term in terms[1:]:
-                table += term
-            tables[index] = table
+            tables[index] = plus_terms(tables[index], terms)
             owned.add(index)
     if 0 in owned:
         tables[0] -= point.log_z
