@@ -161,8 +161,8 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         tables with near-deterministic structure it loses accuracy (the
         reference harness's ``ordered`` table at epsilon 1: share of rows
         satisfying the constraint 0.957 -> 0.920), so it is opt-in;
-        ``"float64"`` gives the results of earlier versions bit for bit.  The size cap ``max_model_size`` counts 8 bytes a cell in
-        both cases.
+        ``"float64"`` gives the results of earlier versions bit for bit.
+        The size cap ``max_model_size`` counts 8 bytes a cell in both cases.
 
     Attributes
     ----------
@@ -314,7 +314,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         batched = table.with_counts(list(weights) + one_way + list(initial))
         scorer = CandidateScorer(batched, weights, self.attributes_)
         run = _Run(ledger, rng, scorer, zeros, self._run_options())
-        first = [(j,) for j in range(len(sizes))] + [m for m in initial if len(m) > 1]
+        first = one_way + [m for m in initial if len(m) > 1]
         schedule = BudgetSchedule.start(run.rho_total, self._planned_rounds(), len(first))
         run.start(first, schedule)
         run.loop(schedule)
