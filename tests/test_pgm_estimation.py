@@ -229,12 +229,21 @@ def test_structural_zeros_in_the_warm_start_stay_exact(truth, accelerated):
     assert np.all(refined.marginal(("d", "b"))[2, 1] == 0)
 
 
+def _assert_counts_are_model_marginals(tree, tables, total, measurements, counts):
+    """Objective.counts equal the marginal counts of the model on the same tables and total."""
+    model = GraphicalModel.from_tables(tree, tables, total)
+    for m, mu in zip(measurements, counts):
+        direct = model.marginal(tree.sort(m.clique)).ravel()
+        np.testing.assert_allclose(mu, direct, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("measured", [
     [("c", "a"), ("a",), ("b", "a", "c"), ("c",), ("a", "c"), ("d",), ("d", "c"), ("e",),
      ("b",)],
     # several host-free measurements in one clique: ab, bc, ca in abc
     [("a", "b"), ("c", "b"), ("a",), ("c", "a"), ("a", "c"), ("e", "d"), ("b",), ("c",)],
 ])
+
 def test_nested_measurements_give_the_direct_counts_and_gradients(measured):
     """Measurements folded into a larger one of their clique: same loss pieces.
 
@@ -258,10 +267,7 @@ def test_nested_measurements_give_the_direct_counts_and_gradients(measured):
     objective = Objective(tree, measurements, 100.0)
     assert sum(n.host >= 0 for n in objective._nesting) >= 3
     counts = objective.counts(beliefs)
-    model = GraphicalModel.from_tables(tree, tables, 100.0)
-    for m, mu in zip(measurements, counts):
-        direct = model.marginal(tree.sort(m.clique)).ravel()
-        np.testing.assert_allclose(mu, direct, rtol=1e-12, atol=1e-12)
+    _assert_counts_are_model_marginals(tree, tables, 100.0, measurements, counts)
     _, grads = objective.loss_and_gradient(counts)
     got = objective.clique_gradient(grads)
     expected = [np.zeros(s) for s in objective.shapes]
@@ -339,10 +345,7 @@ def test_grouped_measurements_give_the_direct_counts_and_steps():
     sizes = sorted(len(g.members) for g in objective._groups)
     assert sum(sizes) == 5 and sizes[-1] >= 2  # ("d",) is nested in ("c", "d")
     counts = objective.counts(beliefs)
-    model = GraphicalModel.from_tables(tree, tables, 50.0)
-    for m, mu in zip(measurements, counts):
-        direct = model.marginal(tree.sort(m.clique)).ravel()
-        np.testing.assert_allclose(mu, direct, rtol=1e-12, atol=1e-12)
+    _assert_counts_are_model_marginals(tree, tables, 50.0, measurements, counts)
     _, grads = objective.loss_and_gradient(counts)
     expected = np.zeros(objective.shapes[0])
     for c, g in zip(objective.items, grads):

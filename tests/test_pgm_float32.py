@@ -1,6 +1,7 @@
 """float32 beliefs and tables in the Private-PGM engine, against float64."""
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pytest
@@ -18,6 +19,8 @@ from sklearn_dpsynth.pgm import (
 from sklearn_dpsynth.pgm.measurement import Objective
 from sklearn_dpsynth.pgm.model import tables_from_potentials
 
+from ._brute_force import brute_log_joint, brute_marginal, random_potentials
+
 DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3})
 NAMES = list(DOMAIN)
 STRUCTURES = {
@@ -28,24 +31,9 @@ STRUCTURES = {
 TOTAL = 10_000.0
 
 
-def _potentials(cliques, seed, scale=2.0):
-    rng = np.random.default_rng(seed)
-    return {c: Factor(c, rng.normal(scale=scale, size=[DOMAIN[a] for a in c]))
-            for c in cliques}
-
-
-def _brute_log_joint(potentials):
-    total = Factor.zeros(NAMES, DOMAIN)
-    for factor in potentials.values():
-        total = total + factor
-    return total.transpose(NAMES).values
-
-
-def _brute_marginal(log_joint, attrs):
-    axes = tuple(k for k, a in enumerate(NAMES) if a not in attrs)
-    p = np.exp(log_joint - logsumexp(log_joint)).sum(axis=axes)
-    kept = [a for a in NAMES if a in attrs]
-    return np.transpose(p, [kept.index(a) for a in attrs])
+_potentials = partial(random_potentials, DOMAIN, scale=2.0)
+_brute_log_joint = partial(brute_log_joint, DOMAIN)
+_brute_marginal = partial(brute_marginal, DOMAIN)
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURES))

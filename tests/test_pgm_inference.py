@@ -4,6 +4,7 @@ import itertools
 import os
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from sklearn_dpsynth.pgm import (
     model_size_mb,
 )
 
+from ._brute_force import brute_log_joint, brute_marginal, random_potentials
+
 DOMAIN = ModelDomain.from_mapping({"a": 2, "b": 3, "c": 2, "d": 3, "e": 2, "f": 4})
 NAMES = list(DOMAIN)
 
@@ -32,24 +35,9 @@ STRUCTURES = {
 }
 
 
-def _potentials(cliques, seed):
-    rng = np.random.default_rng(seed)
-    return {c: Factor(c, rng.normal(scale=1.5, size=[DOMAIN[a] for a in c]))
-            for c in cliques}
-
-
-def _brute_log_joint(potentials):
-    total = Factor.zeros(NAMES, DOMAIN)
-    for f in potentials.values():
-        total = total + f
-    return total.transpose(NAMES).values
-
-
-def _brute_marginal(log_joint, attrs):
-    axes = tuple(k for k, a in enumerate(NAMES) if a not in attrs)
-    p = np.exp(log_joint - logsumexp(log_joint)).sum(axis=axes)
-    kept = [a for a in NAMES if a in attrs]
-    return np.transpose(p, [kept.index(a) for a in attrs])
+_potentials = partial(random_potentials, DOMAIN)
+_brute_log_joint = partial(brute_log_joint, DOMAIN)
+_brute_marginal = partial(brute_marginal, DOMAIN)
 
 
 def _all_rows():
