@@ -424,3 +424,40 @@ def test_measured_counts_mix_like_separate_vectors(truth):
     mixed = _mix(0.3, x, z)
     for u, v, w in zip(x, z, mixed):
         np.testing.assert_array_equal(w, (v - u) * 0.3 + u)
+
+
+def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
+    """Trials written in place: a rejected trial's terms are replaced, then taken back.
+
+    Whatever sequence of trials is applied, the tables equal the start plus
+    the last trial's terms (to rounding); accepting subtracts the
+    log-partition from the root's table; withdrawing restores the start;
+    tables that the optimisation does not own are never written into.
+    """
+    from sklearn_dpsynth.pgm.mirror_descent import _SteppedTables
+
+    rng = np.random.default_rng(3)
+    shapes = [(3, 4), (4, 2), (4, 5)]
+    start = [rng.normal(size=s) for s in shapes]
+    tables = [t.copy() for t in start]
+    foreign = tables[2]
+    stepped = _SteppedTables(tables, owned={0, 1})
+
+    def trial(scale):
+        return {0: [scale * np.ones((3, 1)), scale * np.arange(4.0)],
+                2: [scale * np.ones((1, 5))]}
+
+    for scale in (4.0, 2.0, 1.0):  # two rejected trials, then the third
+        stepped.apply(trial(scale))
+    expected = [start[0] + 1.0 + np.arange(4.0), start[1], start[2] + 1.0]
+    for got, want in zip(stepped.tables, expected):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(foreign, start[2])
+    assert stepped.tables[2] is not foreign and stepped.tables is tables
+
+    stepped.accept(0.25)
+    stepped.apply(trial(0.5))  # a trial from the accepted point, rejected for good
+    stepped.withdraw()
+    np.testing.assert_allclose(stepped.tables[0], expected[0] - 0.25, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(stepped.tables[2], expected[2], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(stepped.tables[1], start[1])

@@ -130,22 +130,32 @@ def test_float32_loss_at_the_same_model_matches_float64(name):
 def test_float32_estimation_matches_float64(name, tol):
     """Same problem, both dtypes: the optimisation paths differ only by rounding.
 
-    Marginal probabilities agree within 1e-4 and final losses within 1e-3
-    (relative); the float32 loss history is non-increasing and the model's
-    tables are float32.
+    Marginal probabilities are as close to the optimum's as float64's, within
+    1e-4 (the two stop at different points); the final loss is no more
+    than 1e-3 (relative) above float64's (it may be lower: float32 stops
+    as converged, float64 checks and may go on).  The loss history is
+    non-increasing (across the switch to float64 up to float32's rounding
+    of the loss) and the model's tables are float32.
     """
     measurements = _measurements(name, 20.0, seed=3)
     m64, i64 = estimate(DOMAIN, measurements, tol=tol)
     m32, i32 = estimate(DOMAIN, measurements, tol=tol, dtype=np.float32)
     assert all(t.dtype == np.float64 for t in m64.tables)
     assert all(t.dtype == np.float32 for t in m32.tables)
-    assert np.all(np.diff(i32["loss_history"]) <= 0)
-    assert i32["loss_history"][-1] == pytest.approx(i64["loss_history"][-1], rel=1e-3)
+    history = np.asarray(i32["loss_history"])
+    assert np.all(np.diff(history) <= 1e-6 * history[1:])
+    switch = i32["float64_from"]
+    if switch is not None:
+        assert np.all(np.diff(history[:switch]) <= 0)
+        assert np.all(np.diff(history[switch:]) <= 0)
+    assert i32["loss_history"][-1] <= i64["loss_history"][-1] * (1 + 1e-3)
+    optimum, _ = estimate(DOMAIN, measurements, tol=1e-10, max_iters=20000)
     for size in (1, 2, 3):
         for attrs in itertools.combinations(NAMES, size):
-            np.testing.assert_allclose(m32.marginal(attrs, normalize=True),
-                                       m64.marginal(attrs, normalize=True), rtol=0,
-                                       atol=1e-4)
+            best = optimum.marginal(attrs, normalize=True)
+            error64 = np.abs(m64.marginal(attrs, normalize=True) - best).max()
+            error32 = np.abs(m32.marginal(attrs, normalize=True) - best).max()
+            assert error32 <= error64 + 1e-4, attrs
 
 
 def test_float64_is_the_default_and_float32_warm_starts_take_either():

@@ -278,5 +278,41 @@ def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
                                  max_iters=int(max_iters), tol=float(tol),
                                  atol=float(atol), accelerated=accelerated,
                                  callback=callback, dtype=dtype.type)
+    info["float64_from"] = None
+    if dtype == np.float32 and info["converged"] and info["iterations"] < max_iters:
+        final, info = _continue_in_float64(tree, objective, final, info, int(max_iters),
+                                           float(tol), float(atol), accelerated, callback)
     info["total"] = total
     return GraphicalModel.from_tables(tree, final, total), info
+
+
+def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[np.ndarray],
+                         info: dict, max_iters: int, tol: float, atol: float,
+                         accelerated: bool,
+                         callback: Callable[[int, float], bool | None] | None
+                         ) -> tuple[list[np.ndarray], dict]:
+    """Check, in float64, the convergence of a float32 estimation, and finish it there.
+
+    A float32 model's counts carry rounding errors of about 6e-8 of the
+    total; once the loss is small next to that, the sufficient-decrease
+    test rejects every step but tiny ones, so float32 can stop, as
+    "converged", far from the optimum (on a table with near-deterministic
+    structure: after 87 steps, at a loss of 1,467 against 81 in float64).
+    Whenever float32 stops as converged (not at ``max_iters``, not by the
+    callback), the remaining steps run in float64 from its tables; where
+    float32 had truly converged this costs one or two steps.  The result
+    is stored in float32 again; ``info["float64_from"]`` records the step
+    where float64 took over.
+    """
+    done = info["iterations"]
+    resumed = None if callback is None else (lambda it, loss: callback(done + it, loss))
+    tables = _taken(tables, np.dtype(np.float64))
+    final, rest = mirror_descent(tree, tables, objective, max_iters=max_iters - done,
+                                 tol=tol, atol=atol, accelerated=accelerated,
+                                 callback=resumed, dtype=np.float64)
+    merged = dict(rest, iterations=done + rest["iterations"],
+                  n_inference=info["n_inference"] + rest["n_inference"],
+                  n_restarts=info["n_restarts"] + rest["n_restarts"],
+                  loss_history=info["loss_history"][:-1] + rest["loss_history"],
+                  float64_from=done)
+    return _taken(final, np.dtype(np.float32)), merged
