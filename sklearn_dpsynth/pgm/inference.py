@@ -11,6 +11,8 @@ elimination over the smallest subtree whose cliques cover the query.
 
 from __future__ import annotations
 
+import math
+
 import string
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -149,21 +151,17 @@ def _children(tree: JunctionTree) -> list[list[int]]:
 
 
 def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-              groups: list[list[int]], terms: Sequence[np.ndarray] = (),
-              dtype: type | None = None) -> np.ndarray:
-    """``table`` plus ``terms`` plus log-space messages, in a new array.
+              groups: list[list[int]], dtype: type | None = None) -> np.ndarray:
+    """``table`` plus log-space messages, in a new array.
 
-    ``table`` is not modified.  The ``terms`` (broadcastable against the
-    table) are added first, in order; the messages of one group (see
+    ``table`` is not modified.  The messages of one group (see
     ``MessagePlan``) are summed in their small union space first, so the
     table is passed over once per group.  The result has type ``dtype``
-    (by default the table's ``pgm.factor.work_dtype``): float64 tables,
-    terms and messages are rounded into a float32 result.
+    (by default the table's ``pgm.factor.work_dtype``): float64 tables and
+    messages are rounded into a float32 result.
     """
     out = None
     dtype = work_dtype(table) if dtype is None else dtype
-    for term in terms:
-        out = np.add(table, term, dtype=dtype) if out is None else out.__iadd__(term)
     for group in groups:
         shared = None
         for k in group:
@@ -177,34 +175,127 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
 
 
 def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-                groups: list[list[int]], terms: Sequence[np.ndarray], dtype: type | None,
-                log_z: float) -> np.ndarray:
+                groups: list[list[int]], dtype: type | None, log_z: float) -> np.ndarray:
     """A clique's normalised log-belief: table plus messages minus the log-partition."""
-    out = _gathered(table, messages, groups, terms, dtype)
+    out = _gathered(table, messages, groups, dtype)
     out -= log_z
     return out
 
 
-def _log_partition(log_belief: np.ndarray) -> float:
-    """Log of the sum of ``exp(log_belief)`` over every cell, summed in float64.
+def _check_partition(log_z: float) -> None:
+    if not np.isfinite(log_z):
+        raise ValueError("log_potentials give a zero or infinite partition function")
 
-    A float32 belief's exponentials are summed in float64; the largest is
-    1 after the shift, so the sum cannot underflow.
+
+def _normalised_root(log_belief: np.ndarray, keep_log: bool) -> tuple[np.ndarray, float]:
+    """The root's probabilities and the log-partition, from its unnormalised log-belief.
+
+    One shift by the maximum, one exponential and one scaling (the
+    exponentials are summed in float64), instead of a log-sum-exp followed
+    by a second exponential.  With ``keep_log=False`` the probabilities are
+    written into ``log_belief``; otherwise it is left as it is.
     """
-    axes = tuple(range(log_belief.ndim))
-    if log_belief.dtype != np.float32:
-        return float(logsumexp_axes(log_belief, axes))
-    shift = float(log_belief.max()) if log_belief.size else 0.0
-    if not np.isfinite(shift):
-        return -np.inf if shift < 0 else np.inf
-    exped = np.subtract(log_belief, shift, dtype=np.float32)
+    shift = float(log_belief.max()) if log_belief.size else -np.inf
+    _check_partition(shift)
+    probs = np.subtract(log_belief, shift, out=None if keep_log else log_belief)
+    np.exp(probs, out=probs)
+    total = float(np.sum(probs, dtype=np.float64))
+    _check_partition(total)
+    probs *= probs.dtype.type(1.0 / total)
+    return probs, math.log(total) + shift
+
+
+#: Smallest slice sum, after the global shift, for which that shift is kept
+#: (else every slice gets its own): a slice summing to at least this has its
+#: largest entry within ``-log(floor) + log(cells)`` of the global maximum,
+#: so an entry that underflows is below about 1e-288 (float64) or 1e-28
+#: (float32) times its slice's largest.
+_SLICE_FLOOR = {np.dtype(np.float64): math.exp(-30.0), np.dtype(np.float32): math.exp(-5.0)}
+
+
+def _slice_exponentials(values: np.ndarray, axes: tuple[int, ...], owned: bool,
+                        dtype: type, recompute: Callable[[], np.ndarray] | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exponentials of ``values`` shifted per slice over ``axes``, their sums and log-sums.
+
+    Returns ``exped = exp(values - m)``, the slice sums of ``exped`` and the
+    log-sums ``log(sum) + m`` (``-inf`` for a slice of ``-inf``).  The shift
+    ``m`` is the global maximum when every slice then sums to at least
+    :data:`_SLICE_FLOOR` (one cheap maximum instead of one per slice), and
+    each slice's own maximum otherwise; either way an entry underflows
+    only when it is negligible next to its slice's largest.  ``exped`` is
+    written into ``values`` when ``owned`` (``recompute()`` then gives the
+    values again, should the per-slice shift be needed).
+    """
+    shift = float(values.max()) if values.size else 0.0
+    if not math.isfinite(shift):
+        shift = 0.0
+    exped = np.subtract(values, shift, out=values if owned else None,
+                        dtype=None if owned else dtype)
     np.exp(exped, out=exped)
-    return float(np.log(np.sum(exped, dtype=np.float64)) + shift)
+    sums = sum_axes(exped, axes)
+    if sums.size and sums.min() < _SLICE_FLOOR[np.dtype(exped.dtype)]:
+        if owned:
+            values = recompute()
+        slice_max = np.max(values, axis=axes, keepdims=True)
+        slice_max[~np.isfinite(slice_max)] = 0.0
+        exped = np.subtract(values, slice_max, out=values if owned else exped)
+        np.exp(exped, out=exped)
+        sums = sum_axes(exped, axes)
+        shift = slice_max.reshape(sums.shape)
+    with np.errstate(divide="ignore"):
+        log_sums = np.log(sums) + shift
+    return exped, sums, log_sums
+
+
+def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
+                              log_potentials: Sequence[np.ndarray],
+                              dtype: type | None) -> tuple[list, list, float]:
+    """:func:`belief_propagation` with ``keep_log=False``, downward in probability space.
+
+    Upward, every non-root clique's table plus its children's messages is
+    exponentiated with one shift per separator slice
+    (:func:`_slice_exponentials`) and kept; its message is the log of the
+    slice sums.  Downward, a clique's belief is that array times the
+    parent's separator marginal over the slice sums (a small broadcast
+    factor): no second pass of messages and exponentials over the clique.
+    A belief underflows only below 1e-308 times its separator slice's
+    largest, which is below 1e-308 absolutely, as in log space.
+    """
+    children = plan.children
+    n = len(tree.cliques)
+    exped: list = [None] * n
+    sums: list = [None] * n
+    upward: list = [None] * n
+    for i in reversed(tree.order[1:]):
+        work = work_dtype(log_potentials[i]) if dtype is None else dtype
+        if children[i]:
+            messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
+            redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i], dtype)
+            exped[i], sums[i], upward[i] = _slice_exponentials(
+                redo(), plan.child_axes[i], True, work, redo)
+        else:
+            exped[i], sums[i], upward[i] = _slice_exponentials(
+                log_potentials[i], plan.child_axes[i], False, work)
+    root = tree.order[0]
+    messages = [(upward[j], plan.parent_shape[j]) for j in children[root]]
+    probs: list = [None] * n
+    probs[root], log_z = _normalised_root(
+        _gathered(log_potentials[root], messages, plan.upward_groups[root], dtype), False)
+    for p in tree.order:
+        for i in children[p]:
+            separator = sum_axes(probs[p], plan.parent_axes[i]).reshape(plan.child_shape[i])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                factor = separator / sums[i].reshape(plan.child_shape[i])
+            factor[sums[i].reshape(plan.child_shape[i]) == 0] = 0.0
+            probs[i] = exped[i]
+            probs[i] *= factor
+            exped[i] = sums[i] = None
+    return [None] * n, probs, log_z
 
 
 def belief_propagation(
     tree: JunctionTree, log_potentials: Sequence[np.ndarray], keep_log: bool = True,
-    terms: dict[int, Sequence[np.ndarray]] | None = None,
     dtype: type | None = None,
 ) -> tuple[list[np.ndarray | None], list[np.ndarray], float]:
     """Calibrate a junction tree by two-pass sum-product in log space.
@@ -227,11 +318,6 @@ def belief_propagation(
     keep_log : bool, default=True
         Return the log-marginals; with False only the probabilities are
         kept (one model-sized array fewer, for callers that only need them).
-    terms : dict of int to sequence of ndarray, default=None
-        Arrays added, in order, to the table of clique ``i`` (each
-        broadcastable against it) before any message: inference on
-        ``log_potentials[i] + terms[i][0] + ...`` without materialising
-        those tables.
     dtype : {numpy.float64, numpy.float32}, default=None
         Type of the messages, beliefs and clique-sized temporaries; by
         default float32 for float32 tables and float64 otherwise.  The
@@ -253,14 +339,15 @@ def belief_propagation(
         if np.shape(table) != shape:
             raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
                              f"expected {shape}")
+    if not keep_log:
+        return _calibrated_probabilities(tree, plan, log_potentials, dtype)
     children = plan.children
-    terms = terms or {}
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):
-        if children[i] or i in terms:
+        if children[i]:
             messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
             redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i],
-                           terms.get(i, ()), dtype)
+                           dtype)
             upward[i] = logsumexp_axes_consuming(redo(), plan.child_axes[i], redo)
         else:  # a leaf: logsumexp_axes reads its table without writing
             upward[i] = logsumexp_axes(log_potentials[i], plan.child_axes[i], dtype)
@@ -272,22 +359,22 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
-        extra = terms.get(p, ())
         redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p],
-                       extra, dtype)
-        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], extra,
-                           dtype)
+                       dtype)
+        belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], dtype)
         if p == tree.order[0]:
-            log_z = _log_partition(belief)
-            if not np.isfinite(log_z):
-                raise ValueError("log_potentials give a zero or infinite partition function")
-            belief -= log_z
-        redo = partial(redo, log_z if p == tree.order[0] else 0.0)
-        if keep_log:
+            probs[p], log_z = _normalised_root(belief, keep_log)
+            if keep_log:
+                belief -= log_z
+                logs[p] = redo = belief
+            else:  # the log-belief is recomputed in the rare case it is needed
+                redo = partial(redo, log_z)
+        elif keep_log:
             probs[p] = np.exp(belief)
             logs[p] = redo = belief
-        else:  # the log-belief is recomputed in the rare case it is needed
+        else:
             probs[p] = np.exp(belief, out=belief)
+            redo = partial(redo, 0.0)
         del belief
         for i in children[p]:
             new = _separator_log(probs[p], redo, plan.parent_axes[i])
