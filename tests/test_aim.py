@@ -283,8 +283,7 @@ def test_round_atol_stops_each_round_estimation(net):
 def test_model_dtype_float32_matches_float64(net, epsilon):
     """float32 beliefs and tables: same budget, same rounds, near-identical model."""
     single = _aim(net, model_dtype="float32").fit(net.frame, epsilon=epsilon)
-    double = _aim(net).fit(net.frame, epsilon=epsilon)
-    assert double.get_params()["model_dtype"] == "float64"
+    double = _aim(net, model_dtype="float64").fit(net.frame, epsilon=epsilon)
     assert all(t.dtype == np.float32 for t in single.model_.tables)
     assert all(t.dtype == np.float64 for t in double.model_.tables)
     assert single.privacy_ledger_.spent()[0] == pytest.approx(epsilon)
@@ -295,6 +294,20 @@ def test_model_dtype_float32_matches_float64(net, epsilon):
         np.testing.assert_allclose(single.marginal(list(pair)), double.marginal(list(pair)),
                                    rtol=0, atol=2e-4)
     assert single.score(net.frame) == pytest.approx(double.score(net.frame), abs=2e-4)
+
+
+def test_auto_model_dtype_follows_the_counts_rounding_against_the_noise(net):
+    """"auto" (the default): float32 where float32 rounding of the counts is 1% of the noise.
+
+    On this small table every estimation qualifies, so "auto" fits the
+    float32 model bit for bit.
+    """
+    assert AIMSynthesizer().get_params()["model_dtype"] == "auto"
+    auto = _aim(net).fit(net.frame, epsilon=4.0)
+    single = _aim(net, model_dtype="float32").fit(net.frame, epsilon=4.0)
+    assert auto.estimation_info_["dtype"] == "float32"
+    for a, b in zip(auto.model_.tables, single.model_.tables):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_bad_model_dtype_is_a_value_error_naming_it(net):

@@ -219,3 +219,44 @@ def test_mst_model_dtype_float32_matches_float64():
     assert single.score(net.frame) == pytest.approx(double.score(net.frame), abs=2e-4)
     with pytest.raises(ValueError, match="model_dtype"):
         MSTSynthesizer(domain=net.domain, model_dtype="half").fit(net.frame, epsilon=1.0)
+
+
+def test_auto_dtype_compares_count_rounding_with_the_smallest_noise():
+    """float32 exactly when total * 2**-23 <= 1% of min(sigma / sqrt(weight))."""
+    from sklearn_dpsynth.pgm import auto_dtype
+    from sklearn_dpsynth.pgm.estimation import AUTO_FLOAT32_RATIO
+
+    def noisy(sigma, weight=1.0):
+        return Measurement(("a",), np.zeros(3), sigma, weight=weight)
+
+    edge = AUTO_FLOAT32_RATIO * 2.0 * 2.0**23  # total at which sigma = 2 is the limit
+    assert auto_dtype([noisy(2.0), noisy(5.0)], edge) == np.float32
+    assert auto_dtype([noisy(2.0), noisy(5.0)], edge * 1.01) == np.float64
+    assert auto_dtype([noisy(5.0, weight=6.25)], edge) == np.float32  # 5 / 2.5 = 2
+    assert auto_dtype([noisy(5.0, weight=6.26)], edge) == np.float64
+    measurements = _measurements("tree", 20.0, seed=3)  # total 1e4: float32
+    model, info = estimate(DOMAIN, measurements, dtype="auto", max_iters=30)
+    assert info["dtype"] == "float32" and model.dtype is np.float32
+    tight = [Measurement(m.clique, m.noisy, 1e-4) for m in measurements]
+    model, info = estimate(DOMAIN, tight, dtype="auto", max_iters=30)
+    assert info["dtype"] == "float64" and model.dtype is np.float64
+
+
+def test_stalled_float32_estimation_is_finished_in_float64():
+    """Near-deterministic potentials, 10^6 records: float32 stalls, float64 finishes.
+
+    The float32 estimation reaches the float64 loss (within 2%) instead of
+    stopping thousands above it, and its tables stay float32.
+    """
+    truth = GraphicalModel(DOMAIN, STRUCTURES["tree"],
+                           _potentials(STRUCTURES["tree"], seed=1, scale=8.0), total=1e6)
+    rng = np.random.default_rng(0)
+    measurements = [Measurement(c, truth.marginal(c).ravel()
+                                + rng.normal(size=DOMAIN.size(c)), 1.0)
+                    for c in STRUCTURES["tree"] + [(a,) for a in NAMES]]
+    _, i64 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500)
+    m32, i32 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500, dtype=np.float32)
+    assert i32["float64_from"] is not None and i32["float64_from"] < 1500
+    assert i32["loss_history"][i32["float64_from"]] > 100 * i64["loss_history"][-1]
+    assert i32["loss_history"][-1] <= 1.02 * i64["loss_history"][-1]
+    assert i64["float64_from"] is None and m32.dtype is np.float32

@@ -12,7 +12,7 @@ estimation from noisy marginals by mirror descent (:class:`Measurement`,
 """
 
 from .domain import ModelDomain
-from .estimation import estimate
+from .estimation import auto_dtype, estimate
 from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
@@ -36,6 +36,7 @@ __all__ = [
     "Measurement",
     "Objective",
     "estimate",
+    "auto_dtype",
     "estimate_total",
     "GraphicalModel",
     "ZeroProbabilityEvidence",

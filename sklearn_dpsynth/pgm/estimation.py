@@ -22,8 +22,8 @@ from .measurement import Measurement, Objective, estimate_total
 from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
-__all__ = ["estimate", "estimate_from_tables", "estimation_tree", "initial_tables", "Measurement",
-           "estimate_total"]  # the last two re-exported
+__all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
+           "initial_tables", "Measurement", "estimate_total"]  # the last two re-exported
 
 
 def initial_tables(
@@ -154,9 +154,10 @@ def estimate(
     callback : callable, default=None
         ``callback(iteration, loss)`` after every accepted step; returning
         True stops the optimisation.
-    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+    dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
         Floating type of the model-sized arrays (log-potentials, beliefs,
-        messages); see the Notes.
+        messages); see the Notes.  ``"auto"`` is float32 when float32 can
+        resolve the loss (:func:`auto_dtype`), else float64.
 
     Returns
     -------
@@ -166,7 +167,8 @@ def estimate(
         ``loss_history`` (loss at the start and after every accepted step,
         non-increasing), ``iterations``, ``converged``, ``n_inference``
         (belief propagations run), ``n_restarts``, ``step_size`` (final
-        step on the count gradient) and ``total``.
+        step on the count gradient), ``total``, ``dtype`` (the type used)
+        and ``float64_from`` (see the Notes).
 
     Notes
     -----
@@ -179,9 +181,17 @@ def estimate(
     5e-7 relative), but its log-partition carries an error of order 1e-7
     that the backtracking test cannot tell from a real change, so that
     test is relaxed by the same amount: estimates follow a slightly
-    different path and agree with float64 to about 1e-4 in marginal
-    probabilities (``tests/test_pgm_float32.py``).  Probabilities below
-    about 1e-38 round to zero.
+    different path and end as close to the optimum as float64's, within
+    1e-4 in marginal probabilities (``tests/test_pgm_float32.py``).
+    Probabilities below about 1e-38 round to zero.  Once the loss is small
+    next to the rounding of float32 counts, steps that exact arithmetic
+    guarantees to pass the test (those below the safe step) fail it: the
+    float32 estimation has stalled, and it goes on in float64 from there
+    to the end, storing the result in float32 again;
+    ``info["float64_from"]`` is the step where float64 took over (None
+    when it did not).  Where the counts' rounding is not small next to the
+    noise (large totals, tiny noise), float32 also converges far more
+    slowly without stalling, which ``"auto"`` avoids.
     """
     domain = require_model_domain(domain)
     measurements = _check_measurements(domain, measurements)
@@ -192,9 +202,40 @@ def estimate(
                              max_iters, tol, atol, accelerated, callback, dtype)
 
 
-def _check_dtype(dtype: type | str) -> np.dtype:
-    """The floating type of the model's tables (float64 or float32)."""
-    message = f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}"
+#: ``dtype="auto"`` picks float32 when the float32 rounding of the largest
+#: count (``total * 2**-23``) is at most this fraction of the smallest noise
+#: scale ``sigma / sqrt(weight)``: the loss then resolves every step.  At
+#: 0.12 float32 was seen to crawl; from 0.005 to 0.024 it matched float64
+#: (with its float64 finish).  Adult (48,842 rows) at epsilon 10: 0.0024.
+AUTO_FLOAT32_RATIO = 0.01
+
+
+def auto_dtype(measurements: Sequence[Measurement], total: float) -> np.dtype:
+    """The floating type ``dtype="auto"`` resolves to (see :data:`AUTO_FLOAT32_RATIO`).
+
+    Parameters
+    ----------
+    measurements : sequence of Measurement
+        The measurements to fit.
+    total : float
+        Number of records the model's counts add up to.
+
+    Returns
+    -------
+    numpy.dtype
+        float32 when ``total * 2**-23 <= AUTO_FLOAT32_RATIO * min(sigma /
+        sqrt(weight))``, else float64.
+    """
+    noise = min((m.sigma / np.sqrt(m.weight) for m in measurements), default=np.inf)
+    small = total * 2.0**-23 <= AUTO_FLOAT32_RATIO * noise
+    return np.dtype(np.float32 if small else np.float64)
+
+
+def _check_dtype(dtype: type | str) -> np.dtype | None:
+    """The floating type of the model's tables (float64 or float32; None for "auto")."""
+    message = f"dtype must be numpy.float64, numpy.float32 or 'auto', got {dtype!r}"
+    if isinstance(dtype, str) and dtype == "auto":
+        return None
     if dtype is None:  # np.dtype(None) would read it as float64
         raise ValueError(message)
     try:
@@ -270,19 +311,22 @@ def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
                       tables: list[np.ndarray], total: float | None, max_iters: int,
                       tol: float, atol: float, accelerated: bool,
                       callback: Callable[[int, float], bool | None] | None,
-                      dtype: np.dtype) -> tuple[GraphicalModel, dict]:
+                      dtype: np.dtype | None) -> tuple[GraphicalModel, dict]:
     """Mirror descent on validated arguments (the tables are taken over)."""
     total = float(estimate_total(tree.domain, measurements) if total is None else total)
+    if dtype is None:
+        dtype = auto_dtype(measurements, total)
     objective = Objective(tree, measurements, total)
     final, info = mirror_descent(tree, _taken(tables, dtype), objective,
                                  max_iters=int(max_iters), tol=float(tol),
                                  atol=float(atol), accelerated=accelerated,
                                  callback=callback, dtype=dtype.type)
     info["float64_from"] = None
-    if dtype == np.float32 and info["converged"] and info["iterations"] < max_iters:
+    if dtype == np.float32 and info["stalled"] and info["iterations"] < max_iters:
         final, info = _continue_in_float64(tree, objective, final, info, int(max_iters),
                                            float(tol), float(atol), accelerated, callback)
     info["total"] = total
+    info["dtype"] = dtype.name
     return GraphicalModel.from_tables(tree, final, total), info
 
 
@@ -291,18 +335,16 @@ def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[
                          accelerated: bool,
                          callback: Callable[[int, float], bool | None] | None
                          ) -> tuple[list[np.ndarray], dict]:
-    """Check, in float64, the convergence of a float32 estimation, and finish it there.
+    """Finish in float64 a float32 estimation that stalled on rounding.
 
     A float32 model's counts carry rounding errors of about 6e-8 of the
     total; once the loss is small next to that, the sufficient-decrease
-    test rejects every step but tiny ones, so float32 can stop, as
-    "converged", far from the optimum (on a table with near-deterministic
-    structure: after 87 steps, at a loss of 1,467 against 81 in float64).
-    Whenever float32 stops as converged (not at ``max_iters``, not by the
-    callback), the remaining steps run in float64 from its tables; where
-    float32 had truly converged this costs one or two steps.  The result
-    is stored in float32 again; ``info["float64_from"]`` records the step
-    where float64 took over.
+    test rejects steps below the safe one, which exact arithmetic always
+    accepts, and float32 would stop far from the optimum (on a table with
+    near-deterministic structure: after 87 steps, at a loss of 1,467
+    against 81 in float64).  The remaining steps then run in float64 from
+    its tables; the result is stored in float32 again and
+    ``info["float64_from"]`` records the step where float64 took over.
     """
     done = info["iterations"]
     resumed = None if callback is None else (lambda it, loss: callback(done + it, loss))

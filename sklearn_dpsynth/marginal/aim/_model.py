@@ -256,7 +256,7 @@ def refit(
     max_iters: int,
     tol: float,
     atol: float = 0.0,
-    dtype: type = np.float64,
+    dtype: type | str = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """Re-estimate the model on ``tree`` from every measurement so far.
 
@@ -277,7 +277,7 @@ def refit(
         Structural zeros, forced into the result.
     max_iters, tol, atol : int, float, float
         Mirror-descent limits of :func:`sklearn_dpsynth.pgm.estimate`.
-    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+    dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
         Type of the model's tables and beliefs (:func:`~sklearn_dpsynth.pgm.estimate`).
 
     Returns
@@ -326,7 +326,7 @@ def refit_from_independent(
     max_iters: int,
     tol: float,
     early_stopping: float,
-    dtype: type = np.float64,
+    dtype: type | str = np.float64,
 ) -> tuple[GraphicalModel, dict]:
     """Estimate afresh from the independent model, stopping by the discrepancy principle.
 
@@ -352,7 +352,7 @@ def refit_from_independent(
         Mirror-descent limits.
     early_stopping : float
         Discrepancy factor ``tau``.
-    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+    dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
         Type of the model's tables and beliefs.
 
     Returns
