@@ -82,6 +82,7 @@ sphinx_gallery_conf = {
 nitpicky = True
 _EXTERNAL_CLASSES = (
     "numpy.ndarray",
+    "numpy.dtype",
     "numpy.random._generator.Generator",  # how numpy.random.Generator annotations resolve
     "pandas.DataFrame",
     "pandas.Series",

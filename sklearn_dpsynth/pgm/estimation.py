@@ -211,7 +211,7 @@ AUTO_FLOAT32_RATIO = 0.01
 
 
 def auto_dtype(measurements: Sequence[Measurement], total: float) -> np.dtype:
-    """The floating type ``dtype="auto"`` resolves to (see :data:`AUTO_FLOAT32_RATIO`).
+    """The floating type ``dtype="auto"`` resolves to.
 
     Parameters
     ----------
@@ -224,7 +224,9 @@ def auto_dtype(measurements: Sequence[Measurement], total: float) -> np.dtype:
     -------
     numpy.dtype
         float32 when ``total * 2**-23 <= AUTO_FLOAT32_RATIO * min(sigma /
-        sqrt(weight))``, else float64.
+        sqrt(weight))`` (``AUTO_FLOAT32_RATIO = 0.01``: the largest count's
+        float32 rounding is at most 1% of the smallest noise scale, so the
+        loss resolves every step), else float64.
     """
     noise = min((m.sigma / np.sqrt(m.weight) for m in measurements), default=np.inf)
     small = total * 2.0**-23 <= AUTO_FLOAT32_RATIO * noise
