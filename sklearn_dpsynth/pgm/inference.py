@@ -12,7 +12,6 @@ elimination over the smallest subtree whose cliques cover the query.
 from __future__ import annotations
 
 import math
-
 import string
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -183,6 +182,7 @@ def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, .
 
 
 def _check_partition(log_z: float) -> None:
+    """Raise when the log-partition (or the root's maximum) is not finite."""
     if not np.isfinite(log_z):
         raise ValueError("log_potentials give a zero or infinite partition function")
 
@@ -254,13 +254,14 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
     """:func:`belief_propagation` with ``keep_log=False``, downward in probability space.
 
     Upward, every non-root clique's table plus its children's messages is
-    exponentiated with one shift per separator slice
-    (:func:`_slice_exponentials`) and kept; its message is the log of the
-    slice sums.  Downward, a clique's belief is that array times the
-    parent's separator marginal over the slice sums (a small broadcast
-    factor): no second pass of messages and exponentials over the clique.
-    A belief underflows only below 1e-308 times its separator slice's
-    largest, which is below 1e-308 absolutely, as in log space.
+    exponentiated (:func:`_slice_exponentials`: shifted by its maximum, or
+    by each separator slice's own maximum when a slice would lose
+    precision) and kept; its message is the log of the slice sums.
+    Downward, a clique's belief is that array times the parent's separator
+    marginal over the slice sums (a small broadcast factor): no second pass
+    of messages and exponentials over the clique.  A belief underflows only
+    when it is below about 1e-288 (float64; 1e-28 in float32) times its
+    separator slice's largest, so below that absolutely, much as in log space.
     """
     children = plan.children
     n = len(tree.cliques)
