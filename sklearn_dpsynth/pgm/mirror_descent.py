@@ -167,7 +167,7 @@ def _mix(a: float, x: list, z: list) -> list:
     out = []
     for u, v in zip(x, z):
         w = v - u
-        w *= a
+        w *= w.dtype.type(a)
         w += u
         out.append(w)
     return out
@@ -180,7 +180,7 @@ def _mix_onto(a: float, x: list, z: list) -> None:
     """
     for u, v in zip(x, z):
         v -= u
-        v *= a
+        v *= v.dtype.type(a)  # a float64 scalar would make a float32 product run in float64
         v += u
 
 
@@ -188,7 +188,7 @@ def _mix_into(a: float, x: list, z: list) -> None:
     """``x <- (1 - a) x + a z`` in place (``x`` must own its arrays)."""
     for u, v in zip(x, z):
         u -= v
-        u *= 1.0 - a
+        u *= u.dtype.type(1.0 - a)
         u += v
 
 
