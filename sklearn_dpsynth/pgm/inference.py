@@ -208,9 +208,9 @@ def _normalised_root(log_belief: np.ndarray, keep_log: bool) -> tuple[np.ndarray
 #: Smallest slice sum, after the global shift, for which that shift is kept
 #: (else every slice gets its own): a slice summing to at least this has its
 #: largest entry within ``-log(floor) + log(cells)`` of the global maximum,
-#: so an entry that underflows is below about 1e-288 (float64) or 1e-28
+#: so an entry that underflows is below about 1e-288 (float64) or 1e-22
 #: (float32) times its slice's largest.
-_SLICE_FLOOR = {np.dtype(np.float64): math.exp(-30.0), np.dtype(np.float32): math.exp(-5.0)}
+_SLICE_FLOOR = {np.dtype(np.float64): math.exp(-30.0), np.dtype(np.float32): math.exp(-20.0)}
 
 
 def _slice_exponentials(values: np.ndarray, axes: tuple[int, ...], owned: bool,
@@ -260,7 +260,7 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
     Downward, a clique's belief is that array times the parent's separator
     marginal over the slice sums (a small broadcast factor): no second pass
     of messages and exponentials over the clique.  A belief underflows only
-    when it is below about 1e-288 (float64; 1e-28 in float32) times its
+    when it is below about 1e-288 (float64; 1e-22 in float32) times its
     separator slice's largest, so below that absolutely, much as in log space.
     """
     children = plan.children
