@@ -129,14 +129,12 @@ def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
     return out
 
 
-def _separator_log(
-    prob: np.ndarray, log_belief: np.ndarray | Callable[[], np.ndarray],
-    axes: tuple[int, ...]
-) -> np.ndarray:
+def _separator_log(prob: np.ndarray, log_belief: np.ndarray,
+                   axes: tuple[int, ...]) -> np.ndarray:
     """Log of a separator marginal of a normalised belief (``prob = exp(log_belief)``).
 
-    ``log_belief`` may be a function that recomputes it (only called when
-    some separator entry is tiny enough for underflow to matter).
+    ``log_belief`` is read only when some separator entry is tiny enough for
+    underflow to matter.
     """
     return log_sum_shifted(prob, log_belief, axes, 0.0)
 
@@ -170,14 +168,6 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
         out = np.add(table, shared, dtype=dtype) if out is None else out.__iadd__(shared)
     if out is None:
         out = np.array(table, dtype=dtype, copy=True)
-    return out
-
-
-def _log_belief(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-                groups: list[list[int]], dtype: type | None, log_z: float) -> np.ndarray:
-    """A clique's normalised log-belief: table plus messages minus the log-partition."""
-    out = _gathered(table, messages, groups, dtype)
-    out -= log_z
     return out
 
 
@@ -317,8 +307,10 @@ def belief_propagation(
         One log-potential table per maximal clique (``tree.cliques`` order,
         axes in the clique's attribute order); not modified.
     keep_log : bool, default=True
-        Return the log-marginals; with False only the probabilities are
-        kept (one model-sized array fewer, for callers that only need them).
+        Return the log-marginals, exact even below double precision.  With
+        False only the probabilities are returned, and the downward pass
+        runs in probability space (one model-sized array fewer and no
+        second pass of exponentials; see :func:`_calibrated_probabilities`).
     dtype : {numpy.float64, numpy.float32}, default=None
         Type of the messages, beliefs and clique-sized temporaries; by
         default float32 for float32 tables and float64 otherwise.  The
@@ -360,25 +352,15 @@ def belief_propagation(
         incoming = [(upward[j], plan.parent_shape[j]) for j in children[p]]
         if downward[p] is not None:
             incoming.append((downward[p], plan.child_shape[p]))
-        redo = partial(_log_belief, log_potentials[p], incoming, plan.downward_groups[p],
-                       dtype)
         belief = _gathered(log_potentials[p], incoming, plan.downward_groups[p], dtype)
         if p == tree.order[0]:
-            probs[p], log_z = _normalised_root(belief, keep_log)
-            if keep_log:
-                belief -= log_z
-                logs[p] = redo = belief
-            else:  # the log-belief is recomputed in the rare case it is needed
-                redo = partial(redo, log_z)
-        elif keep_log:
-            probs[p] = np.exp(belief)
-            logs[p] = redo = belief
+            probs[p], log_z = _normalised_root(belief, keep_log=True)
+            belief -= log_z
         else:
-            probs[p] = np.exp(belief, out=belief)
-            redo = partial(redo, 0.0)
-        del belief
+            probs[p] = np.exp(belief)
+        logs[p] = belief
         for i in children[p]:
-            new = _separator_log(probs[p], redo, plan.parent_axes[i])
+            new = _separator_log(probs[p], belief, plan.parent_axes[i])
             downward[i] = _log_divide(new, upward[i])
     return logs, probs, log_z
 

@@ -285,8 +285,7 @@ def mirror_descent(
         ``loss_history``, ``iterations``, ``converged``, ``stalled`` (no
         step, however small, passed the sufficient-decrease test: the
         optimum, or a loss too flat for the precision of ``dtype``),
-        ``stopped_by_callback``, ``n_inference``, ``n_restarts``,
-        ``step_size``.
+        ``n_inference``, ``n_restarts``, ``step_size``.
     """
     z = _point(tree, tables, objective, dtype)
     del tables  # the caller's list must not keep the starting tables alive
@@ -298,7 +297,7 @@ def mirror_descent(
     history = [x_loss]
     a_prev, step_prev, fresh, backtracked = 1.0, step, True, False
     stats = {"n_inference": 1, "n_restarts": 0, "iterations": 0, "converged": False,
-             "stalled": False, "stopped_by_callback": False}
+             "stalled": False}
     while stats["iterations"] < max_iters and len(objective) and not stats["converged"]:
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
@@ -315,7 +314,6 @@ def mirror_descent(
             stepped.withdraw()
             stats["converged"] = stats["stalled"] = True
             break
-        stepped.accept(result.z.log_z)
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
             z = result = None
@@ -326,6 +324,7 @@ def mirror_descent(
             stats["n_restarts"] += 1
             fresh = True
             continue
+        stepped.accept(result.z.log_z)
         decrease = x_loss - result.loss
         if a == 1.0:
             x_beliefs = result.z.beliefs
@@ -344,7 +343,6 @@ def mirror_descent(
         history.append(x_loss)
         stats["converged"] = decrease <= max(tol * x_loss, atol)
         if callback is not None and callback(stats["iterations"], x_loss):
-            stats["stopped_by_callback"] = True
             break
     if x_beliefs is z.beliefs:
         final = z.tables
