@@ -255,8 +255,26 @@ def test_stalled_float32_estimation_is_finished_in_float64():
                                 + rng.normal(size=DOMAIN.size(c)), 1.0)
                     for c in STRUCTURES["tree"] + [(a,) for a in NAMES]]
     _, i64 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500)
-    m32, i32 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500, dtype=np.float32)
+    with pytest.warns(RuntimeWarning, match="float32 rounding of the counts"):
+        m32, i32 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500, dtype=np.float32)
     assert i32["float64_from"] is not None and i32["float64_from"] < 1500
     assert i32["loss_history"][i32["float64_from"]] > 100 * i64["loss_history"][-1]
     assert i32["loss_history"][-1] <= 1.02 * i64["loss_history"][-1]
     assert i64["float64_from"] is None and m32.dtype is np.float32
+
+
+def test_explicit_float32_warns_where_auto_would_run_float64():
+    """float32 asked for where its count rounding is not small next to the noise: a warning."""
+    import re
+    import warnings
+
+    from sklearn_dpsynth.pgm.estimation import FLOAT32_TOO_COARSE
+
+    measurements = _measurements("tree", 20.0, seed=3)
+    tight = [Measurement(m.clique, m.noisy, 1e-4) for m in measurements]
+    with pytest.warns(RuntimeWarning, match="float32 rounding of the counts"):
+        estimate(DOMAIN, tight, dtype=np.float32, max_iters=5)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=re.escape(FLOAT32_TOO_COARSE))
+        estimate(DOMAIN, tight, dtype="auto", max_iters=5)
+        estimate(DOMAIN, measurements, dtype=np.float32, max_iters=5)

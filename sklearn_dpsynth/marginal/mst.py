@@ -138,7 +138,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         finished in float64 (the reference harness's ``ordered`` table at
         epsilon 10: 2-way TVD 0.00034 against float64's 0.00036).
         ``"auto"`` is float32 where its rounding of the counts is at most 1%
-        of the noise (:func:`sklearn_dpsynth.pgm.auto_dtype`).  MST's
+        of the noise (:func:`sklearn_dpsynth.pgm.auto_dtype`; an explicit
+        ``"float32"`` elsewhere warns).  MST's
         models are small, so float64 stays its default.
 
     Attributes
