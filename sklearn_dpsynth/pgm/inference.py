@@ -309,8 +309,9 @@ def belief_propagation(
     keep_log : bool, default=True
         Return the log-marginals, exact even below double precision.  With
         False only the probabilities are returned, and the downward pass
-        runs in probability space (one model-sized array fewer and no
-        second pass of exponentials; see :func:`_calibrated_probabilities`).
+        runs in probability space: each clique's upward exponentials times a
+        small separator factor (one model-sized array fewer and no second
+        pass of exponentials).
     dtype : {numpy.float64, numpy.float32}, default=None
         Type of the messages, beliefs and clique-sized temporaries; by
         default float32 for float32 tables and float64 otherwise.  The
