@@ -346,6 +346,12 @@ def test_grouped_measurements_give_the_direct_counts_and_steps():
     assert sum(sizes) == 5 and sizes[-1] >= 2  # ("d",) is nested in ("c", "d")
     counts = objective.counts(beliefs)
     _assert_counts_are_model_marginals(tree, tables, 50.0, measurements, counts)
+    # the same counts from the group marginals that calibrate reads in its own passes
+    from sklearn_dpsynth.pgm import calibrate, reduction_plan
+    _, _, shared = calibrate(tree, tables, reduction_plan(tree, objective.marginal_requests()))
+    assert sum(len(s) for s in shared) == sum(1 for g in objective._groups if g.axes) > 0
+    np.testing.assert_allclose(objective.counts(beliefs, shared).flat, counts.flat,
+                               rtol=1e-12, atol=1e-12)
     _, grads = objective.loss_and_gradient(counts)
     expected = np.zeros(objective.shapes[0])
     for c, g in zip(objective.items, grads):

@@ -356,3 +356,44 @@ def test_shifts_that_cancel_across_an_edge_leave_the_beliefs_alone(name, keep_lo
     assert got_log_z == pytest.approx(log_z, rel=1e-12)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_calibrate_reads_requested_marginals_off_the_beliefs(name):
+    """``calibrate``'s requested marginals are sums of the enumerated clique marginals."""
+    from sklearn_dpsynth.pgm import calibrate, reduction_plan
+
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(8)
+    tables = [rng.normal(scale=2.0, size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    # every proper subset of every clique's axes, so requests share passes with separators
+    requests = [[kept for r in range(len(c)) for kept in itertools.combinations(range(len(c)), r)
+                 if kept] for c in tree.cliques]
+    plan = reduction_plan(tree, requests)
+    beliefs, log_z, marginals = calibrate(tree, tables, plan)
+    log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, tables)})
+    np.testing.assert_allclose(log_z, logsumexp(log_joint), atol=1e-12)
+    for clique, belief, wanted, got in zip(tree.cliques, beliefs, requests, marginals):
+        np.testing.assert_allclose(belief, _brute_marginal(log_joint, clique), atol=1e-12)
+        assert len(got) == len(wanted)
+        for kept, marginal in zip(wanted, got):
+            attrs = tuple(clique[k] for k in kept)
+            np.testing.assert_allclose(marginal, _brute_marginal(log_joint, attrs), atol=1e-12)
+
+
+def test_reduction_plan_groups_separators_with_requests_and_checks_them():
+    from sklearn_dpsynth.pgm import reduction_plan
+
+    tree = JunctionTree(DOMAIN, [("a", "b", "c", "d"), ("a", "e"), ("b", "f")])
+    big = max(range(len(tree.cliques)), key=lambda i: len(tree.cliques[i]))
+    clique = tree.cliques[big]
+    requests = [[] for _ in tree.cliques]
+    requests[big] = [(clique.index("a"), clique.index("b"))]
+    passes = reduction_plan(tree, requests).reductions[big]
+    # the request and the separators on a and on b share one pass over the big clique
+    assert len(passes) == 1 and len(passes[0].members) == 3
+    requests[big] = [tuple(range(len(clique)))]
+    with pytest.raises(ValueError, match="at least one axis"):
+        reduction_plan(tree, requests)
+    with pytest.raises(ValueError, match="one list per maximal clique"):
+        reduction_plan(tree, requests[:1])

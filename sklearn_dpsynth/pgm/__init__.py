@@ -5,7 +5,8 @@ Every entry point takes the domain as one validated value,
 :meth:`sklearn_dpsynth.Domain.model_domain`).  Factors over named
 attributes (:class:`Factor`), junction trees of clique
 sets (:class:`JunctionTree`, :func:`model_size`), exact log-space belief
-propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`),
+propagation (:func:`belief_propagation`, :class:`CalibratedBeliefs`; :func:`calibrate`
+also reads requested small marginals in the same passes),
 estimation from noisy marginals by mirror descent (:class:`Measurement`,
 :func:`estimate`), and the fitted model with its generators
 (:class:`GraphicalModel`, with exact conditioning on evidence).
@@ -17,7 +18,9 @@ from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
     belief_propagation,
+    calibrate,
     potentials_from_marginals,
+    reduction_plan,
 )
 from .junction_tree import JunctionTree, model_size, model_size_mb
 from .measurement import Measurement, Objective, estimate_total
@@ -31,6 +34,8 @@ __all__ = [
     "model_size",
     "model_size_mb",
     "belief_propagation",
+    "calibrate",
+    "reduction_plan",
     "CalibratedBeliefs",
     "potentials_from_marginals",
     "Measurement",

@@ -25,8 +25,8 @@ from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
                      logsumexp_axes_consuming, sum_axes, work_dtype)
 from .junction_tree import JunctionTree
 
-__all__ = ["MessagePlan", "message_plan", "belief_propagation", "CalibratedBeliefs",
-           "potentials_from_marginals"]
+__all__ = ["MessagePlan", "message_plan", "ReductionPlan", "reduction_plan",
+           "belief_propagation", "calibrate", "CalibratedBeliefs", "potentials_from_marginals"]
 
 _CACHE_CELLS = 1 << 22
 
@@ -118,6 +118,108 @@ def message_plan(tree: JunctionTree) -> MessagePlan:
                        children, upward_groups, downward_groups)
     tree._message_plan = plan
     return plan
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    """One pass over a calibrated clique: its marginal on ``union``, then each member's.
+
+    Attributes
+    ----------
+    summed : tuple of int
+        Clique axes summed out to get the shared marginal (empty: the
+        belief itself is shared).
+    members : tuple of tuple
+        ``(kind, position, axes)``: ``kind`` is ``"child"`` (``position``
+        a child clique) or ``"request"`` (``position`` in the clique's
+        requests), ``axes`` the shared marginal's axes summed out to get it.
+    """
+
+    summed: tuple[int, ...]
+    members: tuple[tuple[str, int, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class ReductionPlan:
+    """The small marginals read off every calibrated clique, and how they are grouped.
+
+    The probability-space pass of :func:`calibrate` needs each clique's
+    marginal on the separator of every child; a caller may ask for more
+    marginals of the same clique (e.g. the measured marginals of an
+    estimation).  All of them are grouped (``pgm.factor.group_marginals``)
+    so that one pass over the clique reads a whole group's union marginal,
+    from which the members are summed: a clique with several children and
+    measurements is read a few times instead of once per marginal.
+
+    Attributes
+    ----------
+    requests : list of list of tuple of int
+        For every clique, the axes kept by each requested marginal.
+    reductions : list of list of _Reduction
+        For every clique, its grouped passes.
+    """
+
+    requests: list
+    reductions: list
+
+
+def reduction_plan(tree: JunctionTree,
+                   requests: Sequence[Sequence[Sequence[int]]] | None = None) -> ReductionPlan:
+    """Group the separators and the requested marginals of every clique.
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The tree.
+    requests : sequence of sequence of sequence of int, optional
+        For every maximal clique, the axes (of its table) kept by each extra
+        marginal wanted from its calibrated belief; none by default.  A
+        request must leave out at least one axis.
+
+    Returns
+    -------
+    plan : ReductionPlan
+    """
+    plan = message_plan(tree)
+    requests = [[tuple(sorted(set(kept))) for kept in clique_requests]
+                for clique_requests in (requests or [[] for _ in tree.cliques])]
+    if len(requests) != len(tree.cliques):
+        raise ValueError("requests must have one list per maximal clique")
+    reductions = []
+    for i, shape in enumerate(plan.shapes):
+        everything = frozenset(range(len(shape)))
+        targets = [("child", j, everything - set(plan.parent_axes[j]))
+                   for j in plan.children[i]]
+        targets += [("request", k, frozenset(kept)) for k, kept in enumerate(requests[i])]
+        if any(kept == everything for _, _, kept in targets):
+            raise ValueError("a requested marginal must sum out at least one axis")
+        passes = []
+        for group in group_marginals(shape, [kept for _, _, kept in targets]):
+            union = sorted(frozenset().union(*(targets[g][2] for g in group)))
+            members = tuple((targets[g][0], targets[g][1],
+                             tuple(p for p, a in enumerate(union) if a not in targets[g][2]))
+                            for g in group)
+            passes.append(_Reduction(tuple(a for a in everything if a not in union), members))
+        reductions.append(passes)
+    return ReductionPlan(requests, reductions)
+
+
+def _separators_only(tree: JunctionTree) -> ReductionPlan:
+    """The reduction plan without requests (cached on the tree)."""
+    cached = getattr(tree, "_separator_plan", None)
+    if cached is None:
+        cached = tree._separator_plan = reduction_plan(tree)
+    return cached
+
+
+def _reduce(belief: np.ndarray, passes: list[_Reduction]) -> dict[tuple[str, int], np.ndarray]:
+    """The marginals of one clique's plan, keyed by ``(kind, position)``."""
+    out = {}
+    for reduction in passes:
+        shared = sum_axes(belief, reduction.summed) if reduction.summed else belief
+        for kind, position, axes in reduction.members:
+            out[kind, position] = sum_axes(shared, axes) if axes else shared
+    return out
 
 
 def _log_divide(new: np.ndarray, old: np.ndarray) -> np.ndarray:
@@ -239,8 +341,8 @@ def _slice_exponentials(values: np.ndarray, axes: tuple[int, ...], owned: bool,
 
 
 def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
-                              log_potentials: Sequence[np.ndarray],
-                              dtype: type | None) -> tuple[list, list, float]:
+                              log_potentials: Sequence[np.ndarray], dtype: type | None,
+                              reductions: ReductionPlan) -> tuple[list, float, list]:
     """:func:`belief_propagation` with ``keep_log=False``, downward in probability space.
 
     Upward, every non-root clique's table plus its children's messages is
@@ -252,6 +354,10 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
     of messages and exponentials over the clique.  A belief underflows only
     when it is below about 1e-288 (float64; 1e-22 in float32) times its
     separator slice's largest, so below that absolutely, much as in log space.
+    The separators a calibrated clique sends down and the marginals
+    ``reductions`` requests of it are read in grouped passes
+    (:class:`ReductionPlan`).  Returns the beliefs, the log-partition and,
+    for every clique, its requested marginals.
     """
     children = plan.children
     n = len(tree.cliques)
@@ -273,16 +379,65 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
     probs: list = [None] * n
     probs[root], log_z = _normalised_root(
         _gathered(log_potentials[root], messages, plan.upward_groups[root], dtype), False)
+    requested: list = [None] * n
     for p in tree.order:
+        marginals = _reduce(probs[p], reductions.reductions[p])
+        requested[p] = [marginals["request", k] for k in range(len(reductions.requests[p]))]
         for i in children[p]:
-            separator = sum_axes(probs[p], plan.parent_axes[i]).reshape(plan.child_shape[i])
+            separator = marginals["child", i].reshape(plan.child_shape[i])
             with np.errstate(divide="ignore", invalid="ignore"):
                 factor = separator / sums[i].reshape(plan.child_shape[i])
             factor[sums[i].reshape(plan.child_shape[i]) == 0] = 0.0
             probs[i] = exped[i]
             probs[i] *= factor
             exped[i] = sums[i] = None
-    return [None] * n, probs, log_z
+    return probs, log_z, requested
+
+
+def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray],
+              reductions: ReductionPlan, dtype: type | None = None
+              ) -> tuple[list[np.ndarray], float, list[list[np.ndarray]]]:
+    """Calibrated probabilities and some of their small marginals, in one sweep.
+
+    :func:`belief_propagation` with ``keep_log=False``, which also returns
+    the marginals that ``reductions`` requests of each clique; they are
+    read in the same grouped passes as the separators of the downward pass
+    (an estimation's measured marginals thus cost no pass of their own
+    over a clique that has children).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The junction tree.
+    log_potentials : sequence of ndarray
+        One log-potential table per maximal clique; not modified.
+    reductions : ReductionPlan
+        From :func:`reduction_plan` on ``tree``.
+    dtype : {numpy.float64, numpy.float32}, default=None
+        As in :func:`belief_propagation`.
+
+    Returns
+    -------
+    beliefs : list of ndarray
+        Probabilities of the maximal cliques.
+    log_partition : float
+    marginals : list of list of ndarray
+        For every clique, its requested marginals (kept axes in the
+        clique's order), in the order of the requests.
+    """
+    plan = message_plan(tree)
+    _check_tables(plan, log_potentials)
+    return _calibrated_probabilities(tree, plan, log_potentials, dtype, reductions)
+
+
+def _check_tables(plan: MessagePlan, log_potentials: Sequence[np.ndarray]) -> None:
+    """One table per maximal clique, each of its clique's shape."""
+    if len(log_potentials) != len(plan.shapes):
+        raise ValueError("log_potentials must have one table per maximal clique")
+    for table, shape in zip(log_potentials, plan.shapes):
+        if np.shape(table) != shape:
+            raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
+                             f"expected {shape}")
 
 
 def belief_propagation(
@@ -327,14 +482,11 @@ def belief_propagation(
         Log of the sum over all cells of the product of the potentials.
     """
     plan = message_plan(tree)
-    if len(log_potentials) != len(tree.cliques):
-        raise ValueError("log_potentials must have one table per maximal clique")
-    for table, shape in zip(log_potentials, plan.shapes):
-        if np.shape(table) != shape:
-            raise ValueError(f"log_potentials table has shape {np.shape(table)}, "
-                             f"expected {shape}")
+    _check_tables(plan, log_potentials)
     if not keep_log:
-        return _calibrated_probabilities(tree, plan, log_potentials, dtype)
+        probs, log_z, _ = _calibrated_probabilities(tree, plan, log_potentials, dtype,
+                                                    _separators_only(tree))
+        return [None] * len(tree.cliques), probs, log_z
     children = plan.children
     upward: list = [None] * len(tree.cliques)
     for i in reversed(tree.order[1:]):

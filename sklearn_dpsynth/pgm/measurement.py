@@ -418,13 +418,38 @@ class Objective:
     def __len__(self) -> int:
         return len(self.items)
 
-    def counts(self, beliefs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def marginal_requests(self) -> list[list[tuple[int, ...]]]:
+        """The marginals :meth:`counts` reads off every clique's belief.
+
+        Returns
+        -------
+        requests : list of list of tuple of int
+            For every maximal clique, the axes kept by the shared marginal of
+            each of its measurement groups that does not read the whole
+            table, in the order :meth:`counts` takes them as ``shared``
+            (``pgm.inference.reduction_plan`` groups them with the
+            separators of belief propagation).
+        """
+        requests: list[list[tuple[int, ...]]] = [[] for _ in self.shapes]
+        for group in self._groups:
+            if group.axes:
+                ndim = len(self.shapes[group.index])
+                requests[group.index].append(
+                    tuple(a for a in range(ndim) if a not in group.axes))
+        return requests
+
+    def counts(self, beliefs: Sequence[np.ndarray],
+               shared: Sequence[Sequence[np.ndarray]] | None = None) -> list[np.ndarray]:
         """Flattened measured marginal counts of a set of clique beliefs.
 
         Parameters
         ----------
         beliefs : sequence of ndarray
             Probabilities of the maximal cliques.
+        shared : sequence of sequence of ndarray, optional
+            The marginals of :meth:`marginal_requests`, already summed from
+            ``beliefs`` (e.g. by ``pgm.inference.calibrate``); by default
+            they are summed here.
 
         Returns
         -------
@@ -432,11 +457,18 @@ class Objective:
             One C-order vector per measurement, axes in canonical order.
         """
         out = MeasuredCounts(np.empty(sum(self._sizes)), self._sizes)
+        taken = [0] * len(self.shapes)
         for group in self._groups:
             belief = beliefs[group.index]
-            shared = sum_axes(belief, group.axes) if group.axes else belief
+            if not group.axes:
+                union = belief
+            elif shared is not None:
+                union = shared[group.index][taken[group.index]]
+                taken[group.index] += 1
+            else:
+                union = sum_axes(belief, group.axes)
             for k, axes in zip(group.members, group.member_axes):
-                marg = sum_axes(shared, axes) if axes else shared
+                marg = sum_axes(union, axes) if axes else union
                 np.multiply(marg.ravel(), self.total, out=out[k])
         for k in self._order:
             nest = self._nesting[k]

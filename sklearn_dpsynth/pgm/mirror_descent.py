@@ -43,7 +43,7 @@ from typing import Callable
 
 import numpy as np
 
-from .inference import belief_propagation, potentials_from_marginals
+from .inference import ReductionPlan, calibrate, potentials_from_marginals, reduction_plan
 from .junction_tree import JunctionTree
 from .measurement import MeasuredCounts, Objective, plus_terms
 
@@ -80,13 +80,24 @@ class _Point:
     log_z: float
 
 
+def _calibrated(tree: JunctionTree, tables: list, objective: Objective,
+                reductions: ReductionPlan, dtype: type) -> tuple[list, list, float]:
+    """Beliefs, measured counts and log-partition of ``tables``.
+
+    The measured marginals are read in the same grouped passes over the
+    clique beliefs as the downward pass's separators.
+    """
+    beliefs, log_z, shared = calibrate(tree, tables, reductions, dtype)
+    return beliefs, objective.counts(beliefs, shared), log_z
+
+
 def _point(tree: JunctionTree, tables: list, objective: Objective,
-           dtype: type) -> _Point:
+           reductions: ReductionPlan, dtype: type) -> _Point:
     """Run inference and normalise the tables (log-partition moved to 0)."""
-    _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False, dtype=dtype)
+    beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
     tables = list(tables)
     tables[0] = tables[0] - log_z
-    return _Point(tables, beliefs, objective.counts(beliefs), log_z)
+    return _Point(tables, beliefs, counts, log_z)
 
 
 class _SteppedTables:
@@ -211,6 +222,7 @@ def _trial(
     stepped: _SteppedTables,
     a: float,
     step: float,
+    reductions: ReductionPlan,
     dtype: type,
 ) -> _Trial:
     """One tentative accelerated step with momentum ``a`` and step ``step``.
@@ -221,8 +233,7 @@ def _trial(
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
     tables = stepped.apply(objective.step_terms(grad, -step / a, dtype))
-    _, beliefs, log_z = belief_propagation(tree, tables, keep_log=False, dtype=dtype)
-    new_z = _Point(tables, beliefs, objective.counts(beliefs), log_z)
+    new_z = _Point(tables, *_calibrated(tree, tables, objective, reductions, dtype))
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
@@ -287,7 +298,8 @@ def mirror_descent(
         optimum, or a loss too flat for the precision of ``dtype``),
         ``n_inference``, ``n_restarts``, ``step_size``.
     """
-    z = _point(tree, tables, objective, dtype)
+    reductions = reduction_plan(tree, objective.marginal_requests())
+    z = _point(tree, tables, objective, reductions, dtype)
     del tables  # the caller's list must not keep the starting tables alive
     stepped = _SteppedTables(z.tables, owned={0})  # _point made table 0
     x_beliefs, x_counts = z.beliefs, z.counts
@@ -303,7 +315,8 @@ def mirror_descent(
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
             result = None  # a rejected trial's tables and beliefs go before the next
-            result = _trial(tree, objective, x_counts, x_loss, z, stepped, a, trial_step, dtype)
+            result = _trial(tree, objective, x_counts, x_loss, z, stepped, a, trial_step,
+                            reductions, dtype)
             stats["n_inference"] += 1
             if result.accepted or trial_step < floor:
                 break
@@ -318,7 +331,7 @@ def mirror_descent(
             # momentum overshot: restart from x without momentum
             z = result = None
             z = _point(tree, potentials_from_marginals(tree, x_beliefs, dtype),
-                       objective, dtype)
+                       objective, reductions, dtype)
             stepped = _SteppedTables(z.tables, owned=set(range(len(z.tables))))
             stats["n_inference"] += 1
             stats["n_restarts"] += 1
