@@ -436,8 +436,10 @@ def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     """Trials written in place: a rejected trial's terms are replaced, then taken back.
 
     Whatever sequence of trials is applied, the tables equal the start plus
-    the last trial's terms (to rounding); accepting subtracts the
-    log-partition from the root's table; withdrawing restores the start;
+    the last trial's terms (to rounding); accepting records the
+    log-partition as a lag (subtracted from the root's table once it exceeds
+    ``_MAX_LAG``, or when the normalised tables are asked for);
+    withdrawing restores the start;
     tables that the optimisation does not own are never written into.
     """
     from sklearn_dpsynth.pgm.mirror_descent import _SteppedTables
@@ -461,9 +463,17 @@ def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     np.testing.assert_array_equal(foreign, start[2])
     assert stepped.tables[2] is not foreign and stepped.tables is tables
 
-    stepped.accept(0.25)
+    stepped.accept(0.25)  # recorded as a lag, not written into a table
+    np.testing.assert_allclose(stepped.tables[0], expected[0], rtol=0, atol=1e-12)
+    assert stepped.relative(1.0) == pytest.approx(0.75)
     stepped.apply(trial(0.5))  # a trial from the accepted point, rejected for good
     stepped.withdraw()
-    np.testing.assert_allclose(stepped.tables[0], expected[0] - 0.25, rtol=0, atol=1e-12)
     np.testing.assert_allclose(stepped.tables[2], expected[2], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(stepped.normalised()[0], expected[0] - 0.25, rtol=0, atol=1e-12)
+    assert stepped.lag == 0.0 and stepped.relative(1.0) == 1.0
     np.testing.assert_array_equal(stepped.tables[1], start[1])
+    stepped.accept(-0.5)  # small lags accumulate ...
+    np.testing.assert_allclose(stepped.tables[0], expected[0] - 0.25, rtol=0, atol=1e-12)
+    stepped.accept(-0.75)  # ... until they exceed _MAX_LAG and are written in place
+    np.testing.assert_allclose(stepped.tables[0], expected[0] + 1.0, rtol=0, atol=1e-12)
+    assert stepped.lag == 0.0

@@ -113,6 +113,12 @@ class _SteppedTables:
     did not make (``owned``) are never written into: the first step that
     touches one writes a new array instead.
 
+    The iterate is ``tables`` minus the constant ``lag`` (its log-partition
+    is 0): an accepted step only records its log-partition instead of
+    subtracting it from a table (a pass over it); the tables are
+    normalised in place only when ``|lag|`` exceeds ``_MAX_LAG`` (so that
+    float32 tables keep their precision), and by :meth:`normalised`.
+
     Parameters
     ----------
     tables : list of ndarray
@@ -121,10 +127,13 @@ class _SteppedTables:
         Indices of the tables that may be updated in place.
     """
 
+    _MAX_LAG = 1.0
+
     def __init__(self, tables: list, owned: set[int]) -> None:
         self.tables = tables
         self.owned = set(owned)
         self.pending: dict[int, list[np.ndarray]] | None = None
+        self.lag = 0.0
 
     def apply(self, terms: dict[int, list[np.ndarray]]) -> list:
         """Write a trial's ``terms`` (replacing any pending ones); return the tables."""
@@ -135,14 +144,31 @@ class _SteppedTables:
             self._add(index, new)
         return self.tables
 
+    def relative(self, log_z: float) -> float:
+        """The log-partition of the iterate plus the pending step, from that of the tables."""
+        return log_z - self.lag
+
     def accept(self, log_z: float) -> None:
-        """Keep the pending step and normalise (subtract the trial's log-partition)."""
+        """Keep the pending step, whose :meth:`relative` log-partition is ``log_z``."""
         self.pending = None
+        self.lag += log_z
+        if abs(self.lag) > self._MAX_LAG:
+            self._shift_first(self.lag)
+
+    def normalised(self) -> list:
+        """The iterate's tables (log-partition 0; ``lag`` taken out)."""
+        if self.lag != 0.0:
+            self._shift_first(self.lag)
+        return self.tables
+
+    def _shift_first(self, value: float) -> None:
+        """Subtract ``value`` from the first table; ``lag`` drops by as much."""
         if 0 in self.owned:
-            self.tables[0] -= log_z
+            self.tables[0] -= self.tables[0].dtype.type(value)
         else:
-            self.tables[0] = self.tables[0] - log_z
+            self.tables[0] = self.tables[0] - self.tables[0].dtype.type(value)
             self.owned.add(0)
+        self.lag -= value
 
     def withdraw(self) -> None:
         """Take a rejected trial's terms back out of the tables."""
@@ -184,23 +210,50 @@ def _mix(a: float, x: list, z: list) -> list:
     return out
 
 
-def _mix_onto(a: float, x: list, z: list) -> None:
-    """``z <- (1 - a) x + a z`` in place (``z`` must own its arrays).
+class _Average:
+    """The accelerated scheme's ``x`` beliefs, kept as ``scale * sums``.
 
-    The same operations as :func:`_mix`, written into ``z``'s arrays.
+    ``x <- (1 - a) x + a z`` becomes ``scale <- (1 - a) scale`` and
+    ``sums <- sums + (a / scale) z``: two passes over ``z`` (which is
+    consumed) and one over ``sums`` per clique, instead of three over ``x``.
+    ``sums`` is folded back into plain beliefs when ``scale`` gets small
+    (and by :meth:`beliefs`).
+
+    Parameters
+    ----------
+    beliefs : list of ndarray
+        The starting ``x``; its arrays are taken over (written into).
     """
-    for u, v in zip(x, z):
-        v -= u
-        v *= v.dtype.type(a)  # a float64 scalar would make a float32 product run in float64
-        v += u
 
+    #: ``sums`` is rescaled when ``scale`` falls below this.
+    _FOLD_BELOW = 1e-6
 
-def _mix_into(a: float, x: list, z: list) -> None:
-    """``x <- (1 - a) x + a z`` in place (``x`` must own its arrays)."""
-    for u, v in zip(x, z):
-        u -= v
-        u *= u.dtype.type(1.0 - a)
-        u += v
+    def __init__(self, beliefs: list) -> None:
+        self.sums = beliefs
+        self.scale = 1.0
+
+    def mix(self, a: float, beliefs: list) -> None:
+        """``x <- (1 - a) x + a beliefs`` (``a < 1``), consuming ``beliefs``."""
+        if self.scale * (1.0 - a) < self._FOLD_BELOW:
+            self._fold()
+        self.scale *= 1.0 - a
+        self._add(a / self.scale, beliefs)
+
+    def _add(self, coef: float, beliefs: list) -> None:
+        for u, v in zip(self.sums, beliefs):
+            v *= v.dtype.type(coef)  # a float64 scalar would make a float32 product run in float64
+            u += v
+
+    def _fold(self) -> None:
+        for u in self.sums:
+            u *= u.dtype.type(self.scale)
+        self.scale = 1.0
+
+    def beliefs(self) -> list:
+        """``x``'s beliefs (``sums`` folded: the object keeps them)."""
+        if self.scale != 1.0:
+            self._fold()
+        return self.sums
 
 
 @dataclass
@@ -233,7 +286,8 @@ def _trial(
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
     tables = stepped.apply(objective.step_terms(grad, -step / a, dtype))
-    new_z = _Point(tables, *_calibrated(tree, tables, objective, reductions, dtype))
+    beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
+    new_z = _Point(tables, beliefs, counts, stepped.relative(log_z))
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
@@ -302,7 +356,7 @@ def mirror_descent(
     z = _point(tree, tables, objective, reductions, dtype)
     del tables  # the caller's list must not keep the starting tables alive
     stepped = _SteppedTables(z.tables, owned={0})  # _point made table 0
-    x_beliefs, x_counts = z.beliefs, z.counts
+    x_average, x_is_z, x_counts = _Average(z.beliefs), True, z.counts
     x_loss = objective.loss(x_counts)
     step = objective.total / objective.smoothness()
     floor = step * _STALL_FLOOR[np.dtype(dtype)]
@@ -330,7 +384,7 @@ def mirror_descent(
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
             z = result = None
-            z = _point(tree, potentials_from_marginals(tree, x_beliefs, dtype),
+            z = _point(tree, potentials_from_marginals(tree, x_average.beliefs(), dtype),
                        objective, reductions, dtype)
             stepped = _SteppedTables(z.tables, owned=set(range(len(z.tables))))
             stats["n_inference"] += 1
@@ -340,27 +394,22 @@ def mirror_descent(
         stepped.accept(result.z.log_z)
         decrease = x_loss - result.loss
         if a == 1.0:
-            x_beliefs = result.z.beliefs
-        elif x_beliefs is z.beliefs:
-            # the trial's beliefs are read only here: mix into them, no new arrays
-            _mix_onto(a, x_beliefs, result.z.beliefs)
-            x_beliefs = result.z.beliefs
-            result.z.beliefs = None
+            x_average, x_is_z = _Average(result.z.beliefs), True
         else:
-            _mix_into(a, x_beliefs, result.z.beliefs)
+            # the trial's beliefs are read only here: they are folded into x's
+            x_average.mix(a, result.z.beliefs)
+            result.z.beliefs, x_is_z = None, False
         x_counts, x_loss, z = result.x_counts, result.loss, result.z
-        if x_beliefs is not z.beliefs:
-            z.beliefs = None  # folded into x_beliefs; never read again
         a_prev, step_prev, fresh = a, step, not accelerated
         stats["iterations"] += 1
         history.append(x_loss)
         stats["converged"] = decrease <= max(tol * x_loss, atol)
         if callback is not None and callback(stats["iterations"], x_loss):
             break
-    if x_beliefs is z.beliefs:
-        final = z.tables
+    if x_is_z:
+        final = stepped.normalised()
     else:
         z = result = None  # free the last step's tables before building the final ones
-        final = potentials_from_marginals(tree, x_beliefs, dtype)
+        final = potentials_from_marginals(tree, x_average.beliefs(), dtype)
     info = dict(stats, loss_history=history, step_size=step)
     return final, info
