@@ -119,6 +119,66 @@ def group_marginals(shape: tuple[int, ...], kept: Sequence[frozenset[int]],
     return groups
 
 
+#: A broadcast operand is widened until numpy's innermost loop runs over at
+#: least this many contiguous cells ...
+_MIN_INNER_RUN = 256
+#: ... as long as it holds at most this share of the table's cells.
+_WIDEN_SHARE = 0.25
+
+
+def _inner_run(shape: tuple[int, ...], target: tuple[int, ...]) -> int:
+    """Cells of the trailing run of axes that are all broadcast or all full."""
+    run, kind = 1, None
+    for size, full in zip(reversed(shape), reversed(target)):
+        this = size == full
+        if full == 1:
+            continue  # a length-1 axis of the table belongs to either run
+        if kind is not None and this != kind:
+            break
+        kind, run = this, run * full
+    return run
+
+
+def widened(term: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A small broadcast operand, repeated along trailing axes when that is cheap.
+
+    numpy pays a fixed cost for each pass of its innermost loop, which runs
+    over the trailing axes where the operand is uniformly broadcast or
+    uniformly full; an operand such as ``(2, 1, 1, 6, 7, 9, 1, 16)`` against
+    a ``(2, 2, 5, 6, 7, 9, 15, 16)`` table runs it over 16 cells at a time,
+    several times slower than a same-shape operation.  The operand is
+    materialised along its trailing broadcast axes until that run has at
+    least ``_MIN_INNER_RUN`` cells, unless it would then exceed
+    ``_WIDEN_SHARE`` of the table; the values are unchanged.
+
+    Parameters
+    ----------
+    term : ndarray
+        Operand of the same number of axes as ``shape``, each of length 1 or
+        of the table's length.
+    shape : tuple of int
+        Shape of the table it is combined with.
+
+    Returns
+    -------
+    ndarray
+        ``term`` itself, or a contiguous repetition of it.
+    """
+    target = list(term.shape)
+    if _inner_run(term.shape, shape) >= _MIN_INNER_RUN:
+        return term
+    limit = _WIDEN_SHARE * math.prod(shape)
+    for axis in range(len(shape) - 1, -1, -1):
+        if _inner_run(tuple(target), shape) >= _MIN_INNER_RUN:
+            break
+        if target[axis] == shape[axis]:
+            continue
+        target[axis] = shape[axis]
+        if math.prod(target) > limit:
+            return term
+    return np.ascontiguousarray(np.broadcast_to(term, tuple(target)))
+
+
 def work_dtype(values: np.ndarray) -> type:
     """Floating type in which log-space arithmetic on ``values`` runs.
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .domain import ModelDomain
 from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
-                     logsumexp_axes_consuming, sum_axes, work_dtype)
+                     logsumexp_axes_consuming, sum_axes, widened, work_dtype)
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "ReductionPlan", "reduction_plan",
@@ -267,6 +267,7 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
             message, shape = messages[k]
             term = message.reshape(shape)
             shared = term if shared is None else shared + term
+        shared = widened(shared, table.shape)
         out = np.add(table, shared, dtype=dtype) if out is None else out.__iadd__(shared)
     if out is None:
         out = np.array(table, dtype=dtype, copy=True)
@@ -389,7 +390,7 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
                 factor = separator / sums[i].reshape(plan.child_shape[i])
             factor[sums[i].reshape(plan.child_shape[i]) == 0] = 0.0
             probs[i] = exped[i]
-            probs[i] *= factor
+            probs[i] *= widened(factor, probs[i].shape)
             exped[i] = sums[i] = None
     return probs, log_z, requested
 

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import lsqr
 
 from .domain import ModelDomain, require_model_domain
-from .factor import group_marginals, sum_axes, work_dtype
+from .factor import group_marginals, sum_axes, widened, work_dtype
 from .junction_tree import JunctionTree, validate_cliques
 
 __all__ = ["MeasuredCounts", "Measurement", "Objective", "estimate_total", "plus_terms"]
@@ -621,7 +621,8 @@ class Objective:
         Adding them in order to a clique's table (``table + terms[0] +
         terms[1] + ...``) gives :meth:`step_tables`'s table bit for bit;
         each term is small (a group's union marginal, shaped to broadcast
-        against the clique).
+        against the clique; ``pgm.factor.widened`` along trailing axes when
+        that makes adding it faster).
 
         Parameters
         ----------
@@ -646,7 +647,7 @@ class Objective:
                 scaled = np.multiply(folded[k], coef, dtype=dtype)
                 scaled = scaled.reshape(self.items[k].bshape)
                 shared = scaled if shared is None else shared + scaled
-            out.setdefault(group.index, []).append(shared)
+            out.setdefault(group.index, []).append(widened(shared, self.shapes[group.index]))
         return out
 
     def smoothness(self) -> float:
