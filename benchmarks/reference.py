@@ -283,8 +283,9 @@ def aim_workload(domain: dict, degree: int, max_cells: int = 10000) -> list:
             if int(np.prod([domain[c] for c in clique])) <= max_cells]
 
 
-def fit_ours(task: Task, table: CodedTable, delta: float) -> tuple[pd.DataFrame, dict]:
-    """Fit our synthesizer; return its synthetic codes and fit time and held-out NLL."""
+def fit_ours(task: Task, table: CodedTable, delta: float,
+             params: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """Fit our synthesizer (with ``params`` set); return its synthetic codes, fit time and NLL."""
     from sklearn_dpsynth import AIMSynthesizer, MSTSynthesizer
 
     if task.method == "mst":
@@ -292,6 +293,7 @@ def fit_ours(task: Task, table: CodedTable, delta: float) -> tuple[pd.DataFrame,
     else:
         workload = aim_workload(table.domain, int(task.workload[0]))
         synth = AIMSynthesizer(domain=table.domain, workload=workload, random_state=task.seed)
+    synth.set_params(**(params or {}))
     start = time.perf_counter()
     synth.fit(table.train, epsilon=task.epsilon, delta=delta)
     fit_seconds = time.perf_counter() - start
@@ -336,7 +338,7 @@ def run_task(task: Task, options: argparse.Namespace) -> dict:
               "side": task.side, "n_train": len(table.train), "n_test": len(table.test),
               "highorder_name": table.highorder_name}
     if task.side == "ours":
-        synthetic, info = fit_ours(task, table, options.delta)
+        synthetic, info = fit_ours(task, table, options.delta, _params(options.ours_param))
         info["status"] = "ok"
     else:
         with tempfile.TemporaryDirectory(prefix="dpsynth-ref-") as tmp:
@@ -425,6 +427,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="AIM's workload(s): 2way, 3way or 2way,3way")
     parser.add_argument("--sides", type=_csv_list(str), default=["ours", "reference"])
     parser.add_argument("--delta", type=float, default=1e-9)
+    parser.add_argument("--ours-param", action="append", default=[], metavar="NAME=JSON",
+                        help="a parameter of our synthesizer (repeatable), e.g. "
+                             "early_stopping=0.6; use a separate --out")
     parser.add_argument("--n-3way", type=int, default=200,
                         help="3-way marginals scored (all when there are fewer)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
@@ -449,6 +454,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _params(pairs: list[str]) -> dict:
+    """``NAME=JSON`` pairs as a dict (``early_stopping=null`` gives None)."""
+    out = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        out[name] = json.loads(value)
+    return out
+
+
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     for name, values, allowed in [("--tables", args.tables, TABLES),
                                   ("--methods", args.methods, {"mst", "aim"}),
@@ -461,6 +475,10 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("--epsilons must all be > 0")
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
+    try:
+        _params(args.ours_param)
+    except ValueError:
+        parser.error("--ours-param takes NAME=JSON, e.g. early_stopping=0.6")
 
 
 def plan(args: argparse.Namespace) -> list[Task]:

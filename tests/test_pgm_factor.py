@@ -128,3 +128,28 @@ def test_logsumexp_axes_exact_under_huge_ranges():
     # underflow it, the per-slice fallback keeps it exact
     values = np.array([[0.0, 1.0, -2.0], [-5000.0, -5001.0, -4999.0]])
     np.testing.assert_allclose(logsumexp_axes(values, (1,)), logsumexp(values, axis=1))
+
+
+def test_widened_operands_broadcast_to_the_same_values():
+    """Widening repeats an operand along trailing axes only when cheap; values never change."""
+    from sklearn_dpsynth.pgm.factor import sum_axes, widened
+
+    rng = np.random.default_rng(0)
+    shape = (2, 2, 5, 6, 7, 9, 15, 16)
+    cases = {
+        (2, 1, 1, 6, 7, 9, 1, 16): (2, 1, 1, 6, 7, 9, 15, 16),  # 16-cell runs: widened
+        (1, 2, 5, 6, 1, 1, 1, 16): (1, 2, 5, 6, 1, 9, 15, 16),  # twice, within the share
+        (2, 2, 5, 6, 7, 9, 15, 1): (2, 2, 5, 6, 7, 9, 15, 1),  # would be the whole table
+        (2, 2, 1, 1, 7, 9, 15, 16): (2, 2, 1, 1, 7, 9, 15, 16),  # long run already
+        (2, 2, 5, 6, 1, 1, 1, 1): (2, 2, 5, 6, 1, 1, 1, 1),  # long broadcast run
+    }
+    table = rng.normal(size=shape)
+    for term_shape, expected in cases.items():
+        term = rng.normal(size=term_shape)
+        out = widened(term, shape)
+        assert out.shape == expected
+        assert (out is term) == (expected == term_shape)
+        np.testing.assert_array_equal(table + out, table + term)
+    # rows longer than the column-by-column limit are summed exactly as numpy does
+    flat = rng.normal(size=(300, 85))
+    np.testing.assert_allclose(sum_axes(flat, (1,)), flat.sum(axis=1), rtol=1e-12)

@@ -121,6 +121,13 @@ def test_fit_ours_spends_the_budget_and_scores(small_tables):
     assert info["spent_epsilon"] == pytest.approx(1.0)
     assert np.isfinite(info["nll"]) and info["nll"] > 0
     assert check_codes(synthetic, domain, "ours").shape == (240, 4)
+    # --ours-param reaches our synthesizer: without compression the fit differs
+    params = reference._params(["compress=false", "early_stopping=null"])
+    assert params == {"compress": False, "early_stopping": None}
+    other, _ = reference.fit_ours(task, table, delta=1e-9, params=params)
+    assert not other.equals(synthetic)
+    with pytest.raises(SystemExit):
+        reference.parse_args(["--ours-param", "early_stopping"])
 
 
 def _record(tmp_path, side, seed, **figures):

@@ -17,6 +17,7 @@ from .estimation import auto_dtype, estimate
 from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
+    ReductionPlan,
     belief_propagation,
     calibrate,
     potentials_from_marginals,
@@ -36,6 +37,7 @@ __all__ = [
     "belief_propagation",
     "calibrate",
     "reduction_plan",
+    "ReductionPlan",
     "CalibratedBeliefs",
     "potentials_from_marginals",
     "Measurement",
