@@ -432,6 +432,26 @@ def test_measured_counts_mix_like_separate_vectors(truth):
         np.testing.assert_array_equal(w, (v - u) * 0.3 + u)
 
 
+def test_running_average_of_beliefs_equals_explicit_mixing():
+    """x kept as scale * sums, also across the rescaling of a vanishing scale."""
+    from sklearn_dpsynth.pgm.mirror_descent import _Average
+
+    rng = np.random.default_rng(4)
+    shapes = [(3, 4), (5,)]
+    for dtype, rtol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        start = [rng.random(s).astype(dtype) for s in shapes]
+        expected = [b.astype(np.float64) for b in start]
+        average = _Average([b.copy() for b in start])
+        for a in [0.5, 0.9, 0.999, 0.99, 0.3, 0.6]:  # the scale falls below 1e-6 on the way
+            z = [rng.random(s).astype(dtype) for s in shapes]
+            expected = [(1 - a) * u + a * v.astype(np.float64) for u, v in zip(expected, z)]
+            average.mix(a, z)
+        got = average.beliefs()
+        assert average.scale == 1.0 and got[0].dtype == dtype
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=rtol)
+
+
 def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     """Trials written in place: a rejected trial's terms are replaced, then taken back.
 

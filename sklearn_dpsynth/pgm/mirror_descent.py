@@ -192,22 +192,14 @@ def _momentum(previous: float, step: float, previous_step: float) -> float:
     return (-c + np.sqrt(c * c + 4.0 * c)) / 2.0
 
 
-def _mix(a: float, x: list, z: list) -> list:
-    """``(1 - a) x + a z`` elementwise over two lists of arrays."""
+def _mix(a: float, x: MeasuredCounts, z: MeasuredCounts) -> MeasuredCounts:
+    """``(1 - a) x + a z`` of two sets of measured counts (three passes over their buffer)."""
     if a == 1.0:
         return z
-    if isinstance(x, MeasuredCounts) and isinstance(z, MeasuredCounts):
-        flat = z.flat - x.flat
-        flat *= a
-        flat += x.flat
-        return MeasuredCounts(flat, x.sizes)
-    out = []
-    for u, v in zip(x, z):
-        w = v - u
-        w *= w.dtype.type(a)
-        w += u
-        out.append(w)
-    return out
+    flat = z.flat - x.flat
+    flat *= a
+    flat += x.flat
+    return MeasuredCounts(flat, x.sizes)
 
 
 class _Average:
