@@ -497,3 +497,11 @@ def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     stepped.accept(-0.75)  # ... until they exceed _MAX_LAG and are written in place
     np.testing.assert_allclose(stepped.tables[0], expected[0] + 1.0, rtol=0, atol=1e-12)
     assert stepped.lag == 0.0
+    # a start's log-partition is its lag; past _MAX_LAG a table it does not own is copied
+    caller = [t.copy() for t in start]
+    small = _SteppedTables(list(caller), owned=set(), lag=0.5)
+    assert small.lag == 0.5 and small.tables[0] is caller[0]
+    large = _SteppedTables(list(caller), owned=set(), lag=2.0)
+    assert large.lag == 0.0 and large.tables[0] is not caller[0]
+    np.testing.assert_allclose(large.tables[0], start[0] - 2.0, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(caller[0], start[0])

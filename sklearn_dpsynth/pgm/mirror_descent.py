@@ -91,13 +91,15 @@ def _calibrated(tree: JunctionTree, tables: list, objective: Objective,
     return beliefs, objective.counts(beliefs, shared), log_z
 
 
-def _point(tree: JunctionTree, tables: list, objective: Objective,
-           reductions: ReductionPlan, dtype: type) -> _Point:
-    """Run inference and normalise the tables (log-partition moved to 0)."""
+def _start(tree: JunctionTree, tables: list, objective: Objective, reductions: ReductionPlan,
+           dtype: type, owned: set[int]) -> tuple[_Point, "_SteppedTables"]:
+    """A starting point: inference on ``tables``, whose log-partition becomes the lag.
+
+    ``owned`` are the indices of the tables that may be written in place.
+    """
     beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
-    tables = list(tables)
-    tables[0] = tables[0] - log_z
-    return _Point(tables, beliefs, counts, log_z)
+    stepped = _SteppedTables(list(tables), owned, lag=log_z)
+    return _Point(stepped.tables, beliefs, counts, 0.0), stepped
 
 
 class _SteppedTables:
@@ -122,18 +124,21 @@ class _SteppedTables:
     Parameters
     ----------
     tables : list of ndarray
-        Normalised log-potentials (log-partition 0), one per maximal clique.
+        Log-potentials, one per maximal clique.
     owned : set of int
         Indices of the tables that may be updated in place.
+    lag : float, default=0.0
+        Log-partition of ``tables``.
     """
 
     _MAX_LAG = 1.0
 
-    def __init__(self, tables: list, owned: set[int]) -> None:
+    def __init__(self, tables: list, owned: set[int], lag: float = 0.0) -> None:
         self.tables = tables
         self.owned = set(owned)
         self.pending: dict[int, list[np.ndarray]] | None = None
         self.lag = 0.0
+        self.accept(lag)
 
     def apply(self, terms: dict[int, list[np.ndarray]]) -> list:
         """Write a trial's ``terms`` (replacing any pending ones); return the tables."""
@@ -345,9 +350,8 @@ def mirror_descent(
         ``n_inference``, ``n_restarts``, ``step_size``.
     """
     reductions = reduction_plan(tree, objective.marginal_requests())
-    z = _point(tree, tables, objective, reductions, dtype)
+    z, stepped = _start(tree, tables, objective, reductions, dtype, owned=set())
     del tables  # the caller's list must not keep the starting tables alive
-    stepped = _SteppedTables(z.tables, owned={0})  # _point made table 0
     x_average, x_is_z, x_counts = _Average(z.beliefs), True, z.counts
     x_loss = objective.loss(x_counts)
     step = objective.total / objective.smoothness()
@@ -375,10 +379,11 @@ def mirror_descent(
             break
         if result.loss > x_loss:
             # momentum overshot: restart from x without momentum
-            z = result = None
-            z = _point(tree, potentials_from_marginals(tree, x_average.beliefs(), dtype),
-                       objective, reductions, dtype)
-            stepped = _SteppedTables(z.tables, owned=set(range(len(z.tables))))
+            z = result = stepped = None  # the overshot tables go before the restart's
+            restart = potentials_from_marginals(tree, x_average.beliefs(), dtype)
+            z, stepped = _start(tree, restart, objective, reductions, dtype,
+                                owned=set(range(len(restart))))
+            del restart  # z and stepped hold its tables
             stats["n_inference"] += 1
             stats["n_restarts"] += 1
             fresh = True
@@ -401,7 +406,7 @@ def mirror_descent(
     if x_is_z:
         final = stepped.normalised()
     else:
-        z = result = None  # free the last step's tables before building the final ones
+        z = result = stepped = None  # free the last step's tables before building the final ones
         final = potentials_from_marginals(tree, x_average.beliefs(), dtype)
     info = dict(stats, loss_history=history, step_size=step)
     return final, info
