@@ -413,6 +413,13 @@ class Objective:
         self.shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
         self._nesting, self._order = _nestings(tree, measurements, self.items)
         self._groups = _groups(self.shapes, self.items, self._nesting)
+        # position of every group's shared marginal among its clique's requests
+        # (None: the group reads the whole table)
+        self._slots: list[int | None] = []
+        taken = [0] * len(self.shapes)
+        for group in self._groups:
+            self._slots.append(taken[group.index] if group.axes else None)
+            taken[group.index] += bool(group.axes)
         self._sizes = [tree.domain.size(m.clique) for m in measurements]
 
     def __len__(self) -> int:
@@ -431,8 +438,8 @@ class Objective:
             separators of belief propagation).
         """
         requests: list[list[tuple[int, ...]]] = [[] for _ in self.shapes]
-        for group in self._groups:
-            if group.axes:
+        for group, slot in zip(self._groups, self._slots):
+            if slot is not None:
                 ndim = len(self.shapes[group.index])
                 requests[group.index].append(
                     tuple(a for a in range(ndim) if a not in group.axes))
@@ -457,14 +464,12 @@ class Objective:
             One C-order vector per measurement, axes in canonical order.
         """
         out = MeasuredCounts(np.empty(sum(self._sizes)), self._sizes)
-        taken = [0] * len(self.shapes)
-        for group in self._groups:
+        for group, slot in zip(self._groups, self._slots):
             belief = beliefs[group.index]
-            if not group.axes:
+            if slot is None:
                 union = belief
             elif shared is not None:
-                union = shared[group.index][taken[group.index]]
-                taken[group.index] += 1
+                union = shared[group.index][slot]
             else:
                 union = sum_axes(belief, group.axes)
             for k, axes in zip(group.members, group.member_axes):
