@@ -41,7 +41,6 @@ def _seeds(text: str) -> list[int]:
 def dump(args: argparse.Namespace) -> None:
     """Reference MST, step by step, with its intermediate releases pickled (reference venv)."""
     import json
-    import tempfile
 
     sys.path.insert(0, args.reference_dir)
     from benchmarks.reference_driver import patch_chex_numeric, shim_matplotlib
@@ -133,6 +132,7 @@ def swap(args: argparse.Namespace) -> None:
 
     table = TABLES[args.table](data_folder(args.data))
     params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
+    columns = list(table.domain)
     rows = []
     if not list(Path(args.out).glob(f"{args.table}-eps{args.epsilon:g}-seed*.pkl")):
         raise SystemExit(f"no dumps for {args.table} at epsilon {args.epsilon:g} in {args.out}")
@@ -140,7 +140,6 @@ def swap(args: argparse.Namespace) -> None:
                        key=lambda p: int(p.stem.rsplit("seed", 1)[1])):
         with open(path, "rb") as handle:
             record = pickle.load(handle)
-        columns = list(table.domain)
         reference = marginal_scores(table.train, pd.DataFrame(record["synthetic"], columns=columns),
                                     table.domain)
         synth = _ours_on(record, table, args.epsilon, params)

@@ -386,9 +386,10 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
         requested[p] = [marginals["request", k] for k in range(len(reductions.requests[p]))]
         for i in children[p]:
             separator = marginals["child", i].reshape(plan.child_shape[i])
+            slice_sums = sums[i].reshape(plan.child_shape[i])
             with np.errstate(divide="ignore", invalid="ignore"):
-                factor = separator / sums[i].reshape(plan.child_shape[i])
-            factor[sums[i].reshape(plan.child_shape[i]) == 0] = 0.0
+                factor = separator / slice_sums
+            factor[slice_sums == 0] = 0.0
             probs[i] = exped[i]
             probs[i] *= widened(factor, probs[i].shape)
             exped[i] = sums[i] = None

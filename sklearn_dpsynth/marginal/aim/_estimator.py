@@ -163,9 +163,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         smallest noise standard deviation (:func:`sklearn_dpsynth.pgm.auto_dtype`;
         Adult at epsilon 10: 0.24%), float64 otherwise: large tables at
         large budgets, where float32 converges far more slowly, stay in
-        float64 (an explicit ``"float32"`` there warns).  ``"float64"`` gives the results of earlier versions (up
-        to the last digits).  The size cap ``max_model_size`` counts 8
-        bytes a cell in all cases.
+        float64 (an explicit ``"float32"`` there warns).  ``"float64"``
+        gives the results of earlier versions (up to the last digits).
+        The size cap ``max_model_size`` counts 8 bytes a cell in all cases.
 
     Attributes
     ----------
