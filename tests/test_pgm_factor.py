@@ -150,6 +150,9 @@ def test_widened_operands_broadcast_to_the_same_values():
         assert out.shape == expected
         assert (out is term) == (expected == term_shape)
         np.testing.assert_array_equal(table + out, table + term)
+    # a small table is left alone: there widening would only add a copy
+    small = rng.normal(size=(2, 1, 16))
+    assert widened(small, (2, 5, 16)) is small
     # rows longer than the column-by-column limit are summed exactly as numpy does
     flat = rng.normal(size=(300, 85))
     np.testing.assert_allclose(sum_axes(flat, (1,)), flat.sum(axis=1), rtol=1e-12)

@@ -124,6 +124,9 @@ def group_marginals(shape: tuple[int, ...], kept: Sequence[frozenset[int]],
 _MIN_INNER_RUN = 256
 #: ... as long as it holds at most this share of the table's cells.
 _WIDEN_SHARE = 0.25
+#: Tables below this many cells are left alone: there numpy's call overhead,
+#: not its inner loop, is the cost, and widening would only add to it.
+_WIDEN_MIN_CELLS = 1 << 16
 
 
 def _inner_run(shape: tuple[int, ...], target: tuple[int, ...]) -> int:
@@ -149,7 +152,8 @@ def widened(term: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     several times slower than a same-shape operation.  The operand is
     materialised along its trailing broadcast axes until that run has at
     least ``_MIN_INNER_RUN`` cells, unless it would then exceed
-    ``_WIDEN_SHARE`` of the table; the values are unchanged.
+    ``_WIDEN_SHARE`` of the table or the table is small
+    (``_WIDEN_MIN_CELLS``); the values are unchanged.
 
     Parameters
     ----------
@@ -164,10 +168,11 @@ def widened(term: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     ndarray
         ``term`` itself, or a contiguous repetition of it.
     """
-    target = list(term.shape)
-    if _inner_run(term.shape, shape) >= _MIN_INNER_RUN:
+    cells = math.prod(shape)
+    if cells < _WIDEN_MIN_CELLS or _inner_run(term.shape, shape) >= _MIN_INNER_RUN:
         return term
-    limit = _WIDEN_SHARE * math.prod(shape)
+    target = list(term.shape)
+    limit = _WIDEN_SHARE * cells
     for axis in range(len(shape) - 1, -1, -1):
         if _inner_run(tuple(target), shape) >= _MIN_INNER_RUN:
             break
