@@ -686,6 +686,8 @@ def _decoded_column(spec: ColumnSpec, codes: np.ndarray, rng: np.random.Generato
 
 def _infers_strings() -> bool:
     """Whether pandas makes a column of Python strings its string dtype."""
+    if int(pd.__version__.split(".")[0]) >= 3:  # the default; the option is deprecated
+        return True
     try:
         return bool(pd.get_option("future.infer_string"))
     except (KeyError, pd.errors.OptionError):

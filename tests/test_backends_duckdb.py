@@ -221,6 +221,41 @@ def test_codes_table_is_dropped_with_the_encoded_table(data):
     assert con.execute(listed).fetchall() == [(0,)]
 
 
+def test_files_leave_no_spill_directory_behind(data, tmp_path, monkeypatch):
+    """A fit from files spills to a directory of its own, removed (and the
+    connection closed) once the fit no longer needs the source, also when
+    the path cannot be read."""
+    import gc
+    import tempfile
+    _, path = data
+    spill_root = tmp_path / "tmp"
+    spill_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill_root))
+
+    def spill_directories():
+        return sorted(p.name for p in spill_root.iterdir() if p.name.startswith("dpsynth_duckdb_"))
+
+    source = open_duckdb(path, memory_limit="50MB")
+    (directory,), = source.query("SELECT current_setting('temp_directory')")
+    assert spill_directories() == [os.path.basename(directory)]
+    connection = source.connection
+    table = encode_table(source, _domain())
+    del source
+    gc.collect()
+    assert table.counts((0,)).sum() == 3000  # the encoded table keeps it alive
+    del table
+    gc.collect()
+    assert spill_directories() == []
+    with pytest.raises(duckdb.ConnectionException):
+        connection.execute("SELECT 1")
+    model = MST(random_state=0).fit(path, epsilon=1.0)  # keeps no handle on the files
+    with pytest.raises(ValueError, match="could not read"):
+        open_duckdb(str(tmp_path / "missing.parquet"))
+    gc.collect()
+    assert spill_directories() == []
+    assert len(model.sample(5)) == 5
+
+
 def test_domain_learning_histograms_of_neighbours_differ_by_one_row(data, tmp_path):
     """What domain learning reads from D and D' (one row apart): the same schema,
     range histograms and category counts that differ by one in one cell."""

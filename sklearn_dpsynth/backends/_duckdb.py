@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 import warnings
 import weakref
@@ -468,6 +469,27 @@ def _drop_table(source: DuckDBSource, name: str) -> None:
         pass
 
 
+class _SpillDirectory:
+    """The temporary directory a connection of :func:`open_duckdb` spills to.
+
+    The connection is closed and the directory removed once the last
+    source sharing them is garbage-collected, so repeated fits from files
+    leave nothing behind in the system's temporary folder.
+    """
+
+    def __init__(self, connection: Any) -> None:
+        self.path = tempfile.mkdtemp(prefix="dpsynth_duckdb_")
+        weakref.finalize(self, _release, connection, self.path)
+
+
+def _release(connection: Any, path: str) -> None:
+    try:
+        connection.close()
+    except Exception:  # already closed  # noqa: BLE001
+        pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _code_type(size: int) -> str:
     """The smallest unsigned SQL integer type holding codes ``0..size-1``."""
     if size <= 1 << 8:
@@ -512,8 +534,8 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
             raise ValueError("X: a path must name Parquet (.parquet, .pq) or CSV (.csv, .tsv) "
                              "files, or a glob of them.")
         connection = duckdb.connect()
-        connection.execute("SET temp_directory = '"
-                           + tempfile.mkdtemp(prefix="dpsynth_duckdb_").replace("'", "''") + "'")
+        spill = _SpillDirectory(connection)
+        connection.execute("SET temp_directory = '" + spill.path.replace("'", "''") + "'")
         if memory_limit is not None:
             connection.execute(f"SET memory_limit = '{memory_limit}'")
         if reader == "read_csv":
@@ -525,9 +547,12 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
                 stacklevel=4)
         literal = "'" + path.replace("'", "''") + "'"
         try:
-            return DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
+            source = DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
         except duckdb.Error:
             pass  # raised below, outside the handler: the engine's error may quote rows
+        else:
+            source.spill = spill  # copied by derived(): lives as long as any view of it
+            return source
         raise ValueError("X: DuckDB could not read the path given (no such file, or "
                          "not a readable table).")
     if type(X).__name__ == "DuckDBPyRelation":
