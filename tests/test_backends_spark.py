@@ -280,3 +280,38 @@ def test_code_columns_and_non_private_learning(spark):
     assert "3" not in str(error.value).replace("0..2", "")
     with pytest.raises(ValueError, match="non-private"):
         MST(preprocessing="non-private").fit(sdf, epsilon=1.0)
+
+
+def test_cached_codes_are_released_with_their_tables(data, spark, monkeypatch):
+    """Every persisted codes DataFrame (the encoded table, MST's compressed
+    copy) is unpersisted once its table is collected: a fitted model keeps
+    none, so a long-lived session does not accumulate private codes."""
+    import gc
+
+    from pyspark import StorageLevel
+
+    from sklearn_dpsynth.backends._spark import SparkTable
+    frame, sdf = data
+    cached = []
+    persisted = SparkTable.persisted.__func__
+
+    def recording(cls, *args, **kwargs):
+        table = persisted(cls, *args, **kwargs)
+        cached.append(table._codes)
+        return table
+
+    monkeypatch.setattr(SparkTable, "persisted", classmethod(recording))
+    table = encode_table(open_spark(sdf), _domain())
+    assert cached[0].storageLevel == StorageLevel.MEMORY_AND_DISK
+    remapped = table.remap([np.arange(k) for k in table.sizes])
+    del table
+    gc.collect()
+    assert cached[0].storageLevel == StorageLevel.NONE
+    assert cached[1].storageLevel == StorageLevel.MEMORY_AND_DISK
+    assert remapped.counts((0,)).sum() == len(frame)
+    del remapped
+    model = _fit(sdf)
+    gc.collect()
+    assert len(cached) >= 4  # two per fit: the codes and their compressed copy
+    assert all(codes.storageLevel == StorageLevel.NONE for codes in cached)
+    assert len(model.sample(5)) == 5

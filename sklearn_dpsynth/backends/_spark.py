@@ -26,6 +26,7 @@ public; error messages name columns, never values or row counts.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
@@ -348,7 +349,11 @@ class SparkTable(EncodedTable):
         codes = codes.persist(StorageLevel.MEMORY_AND_DISK)
         source.n_passes += 1
         codes.count()  # materialise once; the count itself is not kept
-        return cls(source, codes, columns, sizes)
+        table = cls(source, codes, columns, sizes)
+        # release the cached codes with the table: a long-lived session would
+        # otherwise keep every fit's codes in its executors' memory and disk
+        weakref.finalize(table, _unpersist, codes).atexit = False
+        return table
 
     @property
     def n_passes(self) -> int:
@@ -426,6 +431,14 @@ class SparkTable(EncodedTable):
             for j, mapping in enumerate(mappings)])
         return SparkTable.persisted(self._source, remapped, self._columns,
                                     [int(m.max()) + 1 for m in mappings])
+
+
+def _unpersist(codes: Any) -> None:
+    """Drop Spark's cached codes once no encoded table refers to them."""
+    try:
+        codes.unpersist(blocking=False)
+    except Exception:  # the session may already be stopped  # noqa: BLE001
+        pass
 
 
 def open_spark(X: Any) -> SparkSource:
