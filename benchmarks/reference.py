@@ -389,8 +389,9 @@ def summarise(folder: str | Path) -> str:
     """Markdown table: table x method x epsilon rows, ours vs reference per figure.
 
     Every cell is the mean over the seeds that finished (``(k/n)`` when only
-    ``k`` of ``n`` did; ``timeout``/``error`` when none did); the last column
-    is the reference's mean fit time over ours.
+    ``k`` of ``n`` did; ``timeout``/``error`` when none did); ``seeds`` reads
+    ``ours / reference`` where the two sides ran different numbers of seeds;
+    the last column is the reference's mean fit time over ours.
     """
     frame = load_records(folder)
     digits = {"fit_seconds": 2, "tvd2": 4, "tvd3": 4, "nll": 3, "highorder": 4}
@@ -401,7 +402,9 @@ def summarise(folder: str | Path) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for (table, method, eps), group in frame.groupby(["table", "method", "epsilon"], sort=True):
         ours, ref = group[group.side == "ours"], group[group.side == "reference"]
-        row = [table, method, f"{eps:g}", str(group["seed"].nunique())]
+        counts = [str(side["seed"].nunique()) for side in (ours, ref)]
+        seeds = counts[0] if counts[0] == counts[1] else " / ".join(counts)
+        row = [table, method, f"{eps:g}", seeds]
         for figure in FIGURES:
             row += [_cell(side[figure], side["status"], digits[figure]) for side in (ours, ref)]
         speed = ref["fit_seconds"].mean() / ours["fit_seconds"].mean()

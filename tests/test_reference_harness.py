@@ -154,6 +154,10 @@ def test_summarise_means_status_and_speed(tmp_path):
     assert row["tvd2 ref"] == "0.5000 (1/2)"  # one of the two seeds timed out
     assert row["nll ref"] == "timeout"
     assert row["speed-up"] == "50x"  # 100 s over a mean of 2 s
+    assert row["seeds"] == "2"
+    (tmp_path / "t-mst-eps1-seed1-reference.json").unlink()
+    row = dict(zip(header, summarise(tmp_path).splitlines()[2].strip("|").split("|")))
+    assert row["seeds"].strip() == "2 / 1" and row["tvd2 ref"].strip() == "0.5000"
 
 
 def test_plan_skips_recorded_runs(tmp_path):
