@@ -68,8 +68,9 @@ from pathlib import Path
 
 from sklearn_dpsynth.report import write_report
 
-with tempfile.TemporaryDirectory() as folder:  # write it wherever you keep it instead
-    path = Path(folder) / "report.html"
-    write_report(path, train, rows, holdout=holdout, model=synth, target="income",
-                 domain=data.domain)
-    print(f"wrote {path.name}: {path.stat().st_size / 1e6:.1f} MB")
+folder = tempfile.TemporaryDirectory()  # write it wherever you keep it instead
+path = Path(folder.name) / "report.html"
+write_report(path, train, rows, holdout=holdout, model=synth, target="income",
+             domain=data.domain)
+print(f"wrote {path.name}: {path.stat().st_size / 1e6:.1f} MB")
+folder.cleanup()
