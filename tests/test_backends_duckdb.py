@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpsynth.backends import NumpyTable, encode_table, open_duckdb
+from sklearn_dpsynth.backends import encode_table, open_duckdb
 from sklearn_dpsynth.domain import Domain, spec_from_declaration
 from sklearn_dpsynth.exceptions import PrivacyWarning
 from sklearn_dpsynth.marginal import MSTSynthesizer as MST

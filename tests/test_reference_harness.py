@@ -11,7 +11,6 @@ import itertools
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
