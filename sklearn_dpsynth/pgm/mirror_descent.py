@@ -67,14 +67,13 @@ _STALL_FLOOR = {np.dtype(np.float32): 1.0, np.dtype(np.float64): 1e-12}
 
 @dataclass
 class _Point:
-    """A model on the tree: its log tables, beliefs, counts and log-partition.
+    """A model on the tree: its beliefs, counts and log-partition.
 
-    A trial point shares its parent's tables (:class:`_SteppedTables`): the
-    step is written into them in place, and taken back when the trial is
-    rejected for good.
+    Its log tables are those of the :class:`_SteppedTables` it was computed
+    from: a trial's step is written into them in place, and taken back when
+    the trial is rejected for good.
     """
 
-    tables: list
     beliefs: list
     counts: list
     log_z: float
@@ -99,7 +98,7 @@ def _start(tree: JunctionTree, tables: list, objective: Objective, reductions: R
     """
     beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
     stepped = _SteppedTables(list(tables), owned, lag=log_z)
-    return _Point(stepped.tables, beliefs, counts, 0.0), stepped
+    return _Point(beliefs, counts, 0.0), stepped
 
 
 class _SteppedTables:
@@ -284,7 +283,7 @@ def _trial(
     y_loss, grad = objective.loss_and_gradient(y_counts)
     tables = stepped.apply(objective.step_terms(grad, -step / a, dtype))
     beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
-    new_z = _Point(tables, beliefs, counts, stepped.relative(log_z))
+    new_z = _Point(beliefs, counts, stepped.relative(log_z))
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
     bound = (y_loss - a * objective.inner(grad, z.counts)
