@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.mst_adult import load_adult, marginal_tvd, workloads
+from sklearn_dpsynth.cli import parse_pairs
 from sklearn_dpsynth.registry import available_methods, get_method
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "adult"
@@ -54,24 +55,6 @@ def make(method: str, domain: dict, seed: int, aim_params: dict | None = None):
     return cls(domain=domain, random_state=seed, **params)
 
 
-def parse_params(pairs: list[str]) -> dict:
-    """``["name=value", ...]`` as a dict, values read as int, float or None."""
-    out: dict = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--aim-param expects name=value, got {pair!r}")
-        for convert in (int, float):
-            try:
-                out[name] = convert(text)
-                break
-            except ValueError:
-                continue
-        else:
-            out[name] = None if text == "None" else text
-    return out
-
-
 def rounds_of(synth) -> float:
     """Rounds of AIM, measured 2-way marginals of MST, else NaN."""
     if hasattr(synth, "n_rounds_"):
@@ -84,7 +67,7 @@ def rounds_of(synth) -> float:
 def run_one(method, epsilon, seed, data, args) -> dict | None:
     """Fit, sample and evaluate one method once."""
     train, test, domain, pairs, triples = data
-    synth = make(method, domain, seed, parse_params(args.aim_param))
+    synth = make(method, domain, seed, parse_pairs(args.aim_param, "--aim-param"))
     if synth is None:
         return None
     start = time.perf_counter()
@@ -113,7 +96,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--output", type=Path, default=None, help="CSV of every run")
     parser.add_argument("--aim-param", action="append", default=[], metavar="NAME=VALUE",
-                        help="override an AIM hyperparameter (repeatable)")
+                        help="override an AIM hyperparameter (repeatable; VALUE is JSON "
+                             "when it parses, e.g. null, else text)")
     args = parser.parse_args()
     train, test, domain = load_adult(args.data)
     data = (train, test, domain, *workloads(train.shape[1]))

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import standard_split
+from sklearn_dpsynth.cli import CommandError, parse_pairs
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "reference_driver.py"
@@ -430,7 +431,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="AIM's workload(s): 2way, 3way or 2way,3way")
     parser.add_argument("--sides", type=_csv_list(str), default=["ours", "reference"])
     parser.add_argument("--delta", type=float, default=1e-9)
-    parser.add_argument("--ours-param", action="append", default=[], metavar="NAME=JSON",
+    parser.add_argument("--ours-param", action="append", default=[], metavar="NAME=VALUE",
                         help="a parameter of our synthesizer (repeatable), e.g. "
                              "early_stopping=0.6; use a separate --out")
     parser.add_argument("--n-3way", type=int, default=200,
@@ -458,12 +459,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def _params(pairs: list[str]) -> dict:
-    """``NAME=JSON`` pairs as a dict (``early_stopping=null`` gives None)."""
-    out = {}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        out[name] = json.loads(value)
-    return out
+    """``--ours-param`` pairs as a dict (``early_stopping=null`` gives None)."""
+    return parse_pairs(pairs, "--ours-param")
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -480,8 +477,8 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("--jobs must be >= 1")
     try:
         _params(args.ours_param)
-    except ValueError:
-        parser.error("--ours-param takes NAME=JSON, e.g. early_stopping=0.6")
+    except CommandError as error:
+        parser.error(f"{error}; e.g. early_stopping=0.6")
 
 
 def plan(args: argparse.Namespace) -> list[Task]:

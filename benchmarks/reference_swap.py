@@ -123,21 +123,21 @@ def prepare(args: argparse.Namespace) -> None:
 
 def swap(args: argparse.Namespace) -> None:
     """Both sides' scores on the reference's measurements, per seed and paired."""
-    import json
-
     import numpy as np
     import pandas as pd
 
     from benchmarks.reference import TABLES, data_folder, marginal_scores
+    from sklearn_dpsynth.cli import parse_pairs
 
+    dumps = sorted(Path(args.out).glob(f"{args.table}-eps{args.epsilon:g}-seed*.pkl"),
+                   key=lambda p: int(p.stem.rsplit("seed", 1)[1]))
+    if not dumps:
+        raise SystemExit(f"no dumps for {args.table} at epsilon {args.epsilon:g} in {args.out}")
     table = TABLES[args.table](data_folder(args.data))
-    params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
+    params = parse_pairs(args.param, "--param")
     columns = list(table.domain)
     rows = []
-    if not list(Path(args.out).glob(f"{args.table}-eps{args.epsilon:g}-seed*.pkl")):
-        raise SystemExit(f"no dumps for {args.table} at epsilon {args.epsilon:g} in {args.out}")
-    for path in sorted(Path(args.out).glob(f"{args.table}-eps{args.epsilon:g}-seed*.pkl"),
-                       key=lambda p: int(p.stem.rsplit("seed", 1)[1])):
+    for path in dumps:
         with open(path, "rb") as handle:
             record = pickle.load(handle)
         reference = marginal_scores(table.train, pd.DataFrame(record["synthetic"], columns=columns),
@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     one = sub.add_parser("dump", help="run in the reference's venv")
     one.add_argument("--reference-dir", required=True)
     two = sub.add_parser("swap", help="run here")
-    two.add_argument("--param", action="append", default=[], help="MST parameter NAME=JSON")
+    two.add_argument("--param", action="append", default=[],
+                     help="MST parameter NAME=VALUE (VALUE is JSON when it parses, else text)")
     two.add_argument("--data", default=None, help="shared data folder")
     for command in (zero, one, two):
         command.add_argument("--table", default="texas")

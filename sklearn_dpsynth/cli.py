@@ -22,7 +22,7 @@ from .persistence import load, save
 from .public_domain import describe_domain
 from .registry import available_methods, get_method, get_method_spec
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "parse_pairs", "CommandError"]
 
 _DESCRIPTION = """\
 Differentially private synthetic tables from the shell.
@@ -94,8 +94,14 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _pairs(items: Sequence[str], option: str) -> dict:
-    """``["a=1", "b=x"]`` as ``{"a": 1, "b": "x"}``."""
+def parse_pairs(items: Sequence[str], option: str) -> dict:
+    """``["a=1", "b=x", "c=null"]`` as ``{"a": 1, "b": "x", "c": None}``.
+
+    The values of ``dpsynth fit --param`` (and of the benchmarks' parameter
+    options): JSON when they parse as JSON, else the text.  A
+    :class:`CommandError` naming ``option`` is raised for an item without
+    ``=`` or without a key.
+    """
     pairs = {}
     for item in items:
         key, equals, value = item.partition("=")
@@ -159,7 +165,7 @@ def _print_ledger(model: Any, stream: Any) -> None:
 def _cmd_fit(args: argparse.Namespace) -> int:
     spec = get_method_spec(args.method)
     cls = get_method(spec.name)
-    params = _pairs(args.param, "--param")
+    params = parse_pairs(args.param, "--param")
     params["domain"] = _read_domain(args.domain)
     params["random_state"] = args.random_state
     accepted = cls().get_params(deep=False)
