@@ -21,7 +21,7 @@ __all__ = ["DEFAULT_DELTA", "MAX_EPSILON", "check_budget"]
 DEFAULT_DELTA = 1e-9
 
 #: Largest epsilon a budget may declare.  The conversions of
-#: :mod:`~sklearn_dpsynth.privacy.accounting` are accurate for every finite
+#: ``privacy.accounting`` are accurate for every finite
 #: epsilon; the limit keeps the noise scales of the mechanisms
 #: (``sigma = sensitivity / sqrt(2 rho)``, with ``rho <= epsilon``) such that
 #: ``sigma ** 2`` and the costs derived from it stay normal floats, far above
@@ -38,8 +38,7 @@ def check_budget(epsilon: Any, delta: Any, *, warn: bool = True) -> tuple[float,
     Parameters
     ----------
     epsilon : float
-        Must be finite, ``> 0`` and at most
-        :data:`~sklearn_dpsynth.privacy.budget.MAX_EPSILON`.
+        Must be finite, ``> 0`` and at most ``MAX_EPSILON`` (``1e100``).
     delta : float
         Must lie in (0, 1); above ``1e-3`` a ``UserWarning`` says that this
         is weak (``delta`` is the chance of an outright leak; pick it well

@@ -4,21 +4,21 @@ A mechanism is an object built from public parameters (a noise scale, an
 epsilon, a sensitivity).  It declares
 
 * ``name``: the label of its ledger entries;
-* :meth:`Mechanism.cost`: its privacy map, the :class:`Cost` (zCDP ``rho``,
+* :meth:`~sklearn_dpsynth.privacy.Mechanism.cost`: its privacy map, the :class:`~sklearn_dpsynth.privacy.Cost` (zCDP ``rho``,
   additive ``delta``, or a Renyi curve) of one release on inputs of the
-  declared sensitivity, with every formula taken from
-  :mod:`~sklearn_dpsynth.privacy.accounting` or :mod:`~sklearn_dpsynth.privacy.dpsgd`;
-* :meth:`Mechanism.release`: the randomised output on the exact values;
-* :attr:`Mechanism.entry_fields`: what the ledger shows of it (noise scale,
+  declared sensitivity, with every formula taken from the accounting
+  functions of ``sklearn_dpsynth.privacy``;
+* :meth:`~sklearn_dpsynth.privacy.Mechanism.release`: the randomised output on the exact values;
+* ``entry_fields``: what the ledger shows of it (noise scale,
   sensitivity and other public parameters).
 
-Estimators never call :meth:`Mechanism.release` themselves: they hand the
+Estimators never call :meth:`~sklearn_dpsynth.privacy.Mechanism.release` themselves: they hand the
 mechanism to :meth:`~sklearn_dpsynth.PrivacyLedger.release`, which records
 the cost first (and raises, releasing nothing, when it does not fit) and
 only then releases.
 
 Every release on integer data is drawn exactly (see
-:mod:`sklearn_dpsynth.privacy._exact`): integer noise, selections decided
+``sklearn_dpsynth.privacy._exact``): integer noise, selections decided
 with exact Bernoulli trials, so no floating-point rounding carries
 information about the data.
 """
@@ -84,7 +84,7 @@ class Mechanism(ABC):
     """A differentially private release: its privacy map and its output.
 
     Subclasses set ``name``, ``noise_scale`` and ``sensitivity``, and
-    implement :meth:`cost` and :meth:`release`.
+    implement ``cost`` and ``release``.
     """
 
     #: Label of the mechanism's ledger entries.
@@ -242,7 +242,7 @@ class ExponentialMechanism(_Selection):
 
     Selects candidate ``r`` with probability proportional to
     ``exp(epsilon * score_r / (2 Delta))`` (scores on the public grid of
-    :func:`sklearn_dpsynth.privacy._exact.exponential_choice`).  It is
+    ``_exact.exponential_choice``).  It is
     epsilon-DP and, by Cesar & Rogers (2021), ``epsilon^2 / 8``-zCDP.
 
     Parameters
@@ -308,7 +308,7 @@ class ThresholdedHistogram(DiscreteGaussian):
     only one of them has count 1 there and is released with probability
     ``P(Z >= k)``.  The mechanism is therefore ``(rho, delta)``-approximately
     zCDP with ``delta = P(Z >= k)``, bounded above by
-    :func:`sklearn_dpsynth.privacy._exact.discrete_gaussian_tail`; ``k`` is
+    ``_exact.discrete_gaussian_tail``; ``k`` is
     the smallest integer whose tail bound is at most the ``delta`` asked for.
 
     Parameters
@@ -434,8 +434,8 @@ class SubsampledGaussian(Mechanism):
         values : callable
             The DP-SGD run with this mechanism's parameters; ``None`` when
             the run starts after the call (the caller trains with
-            :attr:`noise_multiplier`, :attr:`sample_rate` and
-            :attr:`steps` and nothing else).
+            ``noise_multiplier``, ``sample_rate`` and ``steps`` and nothing
+            else).
         rng : numpy.random.Generator, optional
             Unused: the run holds its own seeded generator.
 
@@ -451,7 +451,7 @@ def gaussian_mechanism(values: np.ndarray, sigma: float, rng: np.random.Generato
                        ) -> np.ndarray:
     """Add exact discrete Gaussian noise ``N_Z(0, sigma^2)`` to integer ``values``.
 
-    :meth:`DiscreteGaussian.release` without the ledger (for tests and
+    :meth:`~sklearn_dpsynth.privacy.DiscreteGaussian.release` without the ledger (for tests and
     post-hoc studies; estimators go through the ledger).
 
     Parameters
@@ -474,7 +474,7 @@ def exponential_mechanism(scores: np.ndarray, epsilon: float, rng: np.random.Gen
                           sensitivity: float = 1.0) -> int:
     """Select an index with probability ``∝ exp(epsilon * score / (2 Δ))``, exactly.
 
-    :meth:`ExponentialMechanism.release` without the ledger.
+    :meth:`~sklearn_dpsynth.privacy.ExponentialMechanism.release` without the ledger.
 
     Parameters
     ----------
@@ -498,7 +498,7 @@ def permute_and_flip(scores: np.ndarray, epsilon: float, rng: np.random.Generato
                      sensitivity: float = 1.0) -> int:
     """Permute-and-flip selection (McKenna & Sheldon, 2020), exactly.
 
-    :meth:`PermuteAndFlip.release` without the ledger.
+    :meth:`~sklearn_dpsynth.privacy.PermuteAndFlip.release` without the ledger.
 
     Parameters
     ----------
