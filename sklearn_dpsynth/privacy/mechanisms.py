@@ -206,9 +206,15 @@ def _check_scores(scores: Any) -> np.ndarray:
 
 
 class _Selection(Mechanism):
-    """A pure-DP selection at ``epsilon`` among scored candidates."""
+    """A pure-DP selection at ``epsilon`` among scored candidates.
+
+    A subclass names its exact sampler (``_choose``) and its privacy map
+    both ways (``_rho_of``: epsilon to zCDP, ``_epsilon_of``: the inverse).
+    """
 
     _choose: ClassVar[Callable]
+    _rho_of: ClassVar[Callable[[float], float]]
+    _epsilon_of: ClassVar[Callable[[float], float]]
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
         self.noise_scale = _check_scale("epsilon", epsilon)
@@ -236,6 +242,27 @@ class _Selection(Mechanism):
         scores = _check_scores(values)
         return int(type(self)._choose(scores, self.epsilon, self.sensitivity, rng))
 
+    @classmethod
+    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "_Selection":
+        """The selection costing ``rho``.
+
+        Parameters
+        ----------
+        rho : float
+            zCDP budget of the selection, ``> 0``.
+        sensitivity : float, default=1.0
+            Largest change of any score between neighbouring tables.
+
+        Returns
+        -------
+        The mechanism at the epsilon whose cost is ``rho``.
+        """
+        return cls(cls._epsilon_of(rho), sensitivity)
+
+    def cost(self) -> Cost:
+        """The zCDP cost of a selection at ``epsilon``."""
+        return Cost(rho=type(self)._rho_of(self.epsilon))
+
 
 class ExponentialMechanism(_Selection):
     """The exponential mechanism, sampled exactly.
@@ -243,7 +270,9 @@ class ExponentialMechanism(_Selection):
     Selects candidate ``r`` with probability proportional to
     ``exp(epsilon * score_r / (2 Delta))`` (scores on the public grid of
     ``_exact.exponential_choice``).  It is
-    epsilon-DP and, by Cesar & Rogers (2021), ``epsilon^2 / 8``-zCDP.
+    epsilon-DP and, by Cesar & Rogers (2021), ``epsilon^2 / 8``-zCDP
+    (:func:`~sklearn_dpsynth.privacy.exponential_rho`; ``from_rho`` uses
+    :func:`~sklearn_dpsynth.privacy.exponential_epsilon`).
 
     Parameters
     ----------
@@ -255,15 +284,8 @@ class ExponentialMechanism(_Selection):
 
     name = "exponential"
     _choose = staticmethod(_exact.exponential_choice)
-
-    @classmethod
-    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "ExponentialMechanism":
-        """The selection costing ``rho``: ``epsilon = sqrt(8 rho)``."""
-        return cls(exponential_epsilon(rho), sensitivity)
-
-    def cost(self) -> Cost:
-        """``rho = epsilon^2 / 8``."""
-        return Cost(rho=exponential_rho(self.epsilon))
+    _rho_of = staticmethod(exponential_rho)
+    _epsilon_of = staticmethod(exponential_epsilon)
 
 
 class PermuteAndFlip(_Selection):
@@ -273,7 +295,8 @@ class PermuteAndFlip(_Selection):
     probability ``exp(epsilon * (score_r - max score) / (2 Delta))``.  It is
     epsilon-DP; it is not known to have the exponential mechanism's
     bounded-range property, so it is charged the generic pure-DP to zCDP
-    cost ``epsilon^2 / 2`` (Bun & Steinke 2016, Prop. 1.4).
+    cost ``epsilon^2 / 2`` (Bun & Steinke 2016, Prop. 1.4;
+    :func:`~sklearn_dpsynth.privacy.pure_dp_rho`).
 
     Parameters
     ----------
@@ -285,15 +308,8 @@ class PermuteAndFlip(_Selection):
 
     name = "permute-and-flip"
     _choose = staticmethod(_exact.permute_and_flip_choice)
-
-    @classmethod
-    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "PermuteAndFlip":
-        """The selection costing ``rho``: ``epsilon = sqrt(2 rho)``."""
-        return cls(pure_dp_epsilon(rho), sensitivity)
-
-    def cost(self) -> Cost:
-        """``rho = epsilon^2 / 2``."""
-        return Cost(rho=pure_dp_rho(self.epsilon))
+    _rho_of = staticmethod(pure_dp_rho)
+    _epsilon_of = staticmethod(pure_dp_epsilon)
 
 
 # ------------------------------------------------- thresholded histogram
