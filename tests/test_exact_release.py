@@ -25,7 +25,7 @@ from sklearn_dpsynth.privacy import (MAX_EPSILON, DiscreteGaussian, ExponentialM
                                      PermuteAndFlip, SubsampledGaussian, ThresholdedHistogram,
                                      dpsgd_rdp, exponential_rho, gaussian_rho, noisy_row_count,
                                      pure_dp_rho)
-from sklearn_dpsynth.privacy._exact import discrete_gaussian_tail
+from sklearn_dpsynth.privacy._exact import discrete_gaussian_tail, discrete_gaussian_variance
 from sklearn_dpsynth.public import measure_workload
 
 COLUMNS = ["a", "b", "c"]
@@ -150,8 +150,10 @@ def _log_pmf(sigma, support, shift=0):
 
 
 def _discrete_tail(sigma, k):
-    support = np.arange(-60 * math.ceil(sigma) - 60, 60 * math.ceil(sigma) + 61)
-    log_p = _log_pmf(sigma, support)
+    """``P(Z >= k)`` of the law the sampler draws, ``N_Z(0, s2)``, by summation."""
+    scale = math.sqrt(discrete_gaussian_variance(sigma))
+    support = np.arange(-60 * math.ceil(scale) - 60, 60 * math.ceil(scale) + 61)
+    log_p = _log_pmf(scale, support)
     return float(np.exp(logsumexp(log_p[support >= k])))
 
 
