@@ -812,7 +812,7 @@ class LedgerShare(_Spending):
 ROW_COUNT_TARGET = "row count"
 
 
-def noisy_row_count(ledger: _Spending, n_rows: int, rho: float,
+def noisy_row_count(ledger: PrivacyLedger | LedgerShare, n_rows: int, rho: float,
                     rng: np.random.Generator) -> float:
     """Release the number of rows with the discrete Gaussian mechanism.
 
