@@ -25,6 +25,7 @@ that grid; see their docstrings for what the grid costs.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -150,17 +151,15 @@ def _bernoulli_ratio(numerator: np.ndarray, denominator, k: int,
     One draw below ``d k`` when that fits; otherwise the exact equivalent
     ``[uniform below k is 0] and [uniform below d < n]`` (as ``n <= d``).
     """
-    largest = int(np.max(denominator)) if np.ndim(denominator) else int(denominator)
     size = numerator.shape[0]
-    if largest * k < _INT64_BOUND:
-        high = denominator * k
-        if np.ndim(high):
-            return rng.integers(0, high) < numerator
-        return rng.integers(0, high, size=size) < numerator
-    first = rng.integers(0, k, size=size) == 0
-    if np.ndim(denominator):
-        return first & (rng.integers(0, denominator) < numerator)
-    return first & (rng.integers(0, denominator, size=size) < numerator)
+    if isinstance(denominator, np.ndarray):
+        if int(denominator.max()) * k < _INT64_BOUND:
+            return rng.integers(0, denominator * k) < numerator
+        return (rng.integers(0, k, size=size) == 0) & (rng.integers(0, denominator) < numerator)
+    if denominator * k < _INT64_BOUND:
+        return rng.integers(0, denominator * k, size=size) < numerator
+    return ((rng.integers(0, k, size=size) == 0)
+            & (rng.integers(0, denominator, size=size) < numerator))
 
 
 def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
@@ -172,11 +171,14 @@ def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
     stops at the first ``A = 0`` and returns whether ``k`` is odd.  A round
     keeps about ``n/(d k)`` of the elements, so few rounds run.
     """
+    per_element = isinstance(denominator, np.ndarray)
+    if not per_element:
+        denominator = int(denominator)
     going = _bernoulli_ratio(numerator, denominator, 1, rng)
     result = ~going  # stopped at k = 1 (odd): True
-    index = np.flatnonzero(going)
+    index = going.nonzero()[0]
     numerator = numerator[index]
-    if np.ndim(denominator):
+    if per_element:
         denominator = denominator[index]
     k = 2
     while index.size:
@@ -185,7 +187,7 @@ def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
             result[index[~going]] = True
         index = index[going]
         numerator = numerator[going]
-        if np.ndim(denominator):
+        if per_element:
             denominator = denominator[going]
         k += 1
     return result
@@ -205,7 +207,7 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
     uniform = rng.integers(0, _FACTORIAL_20, size=size)
     half, third = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6
     result = (uniform < half) & (uniform >= third)  # K = 3 (K = 2 above half)
-    rare = np.flatnonzero(uniform < third)  # K >= 4, probability 1/6
+    rare = (uniform < third).nonzero()[0]  # K >= 4, probability 1/6
     if not rare.size:
         return result
     # the number of thresholds 20!/k! (k = 20..1) that are <= U is 21 - K
@@ -227,7 +229,7 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
 def _all_exp_one(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Whether ``counts[i]`` independent Bernoulli(exp(-1)) draws all succeed."""
     result = np.ones(counts.shape[0], dtype=bool)
-    index = np.flatnonzero(counts > 0)
+    index = (counts > 0).nonzero()[0]
     remaining = counts[index]
     while index.size:
         success = _bernoulli_exp_one(index.size, rng)
@@ -250,7 +252,7 @@ def _bernoulli_exp_int64(numerator: np.ndarray, denominator,
     whole = numerator // denominator
     rest = numerator - whole * denominator
     result = _bernoulli_exp_fraction(rest, denominator, rng)
-    index = np.flatnonzero(result & (whole > 0))
+    index = (result & (whole > 0)).nonzero()[0]
     if index.size:
         result[index] = _all_exp_one(whole[index], rng)
     return result
@@ -684,6 +686,7 @@ class _GridSelection:
                          for n in numerators], dtype=bool)
 
 
+@functools.lru_cache(maxsize=64)
 def _selection_rate(epsilon: float) -> Fraction:
     """``epsilon'/(2 (2**10 + 1))``, ``epsilon'`` = epsilon rounded down to 30 bits."""
     mantissa, exponent = math.frexp(epsilon)  # epsilon = mantissa * 2**exponent
@@ -752,7 +755,9 @@ def exponential_choice(scores, epsilon: float, sensitivity: float,
     """
     selection = _GridSelection.from_scores(scores, epsilon, sensitivity)
     count = selection.numerators.shape[0]
-    batch = 64
+    if count == 1:
+        return 0
+    batch = min(64, 2 * count)
     while True:
         proposals = rng.integers(0, count, size=batch)
         accepted = np.flatnonzero(selection.accept(proposals, rng))
