@@ -26,7 +26,7 @@ from sklearn_dpsynth.privacy._exact import (
     permute_and_flip_choice,
 )
 
-SIGMAS = [0.4, 1.0, 4.53, 37.2, 1000.0]
+SIGMAS = [0.3, 0.4, 1.0, 4.53, 37.2, 1000.0]
 #: A correct sampler passes at this p-value with the fixed seeds below.
 P_PASS = 1e-4
 
@@ -117,8 +117,9 @@ def test_python_integer_path_has_the_same_law(sigma):
                                              np.random.default_rng(3))
     assert draws.dtype == np.int64
     assert _chi_square_pvalue(draws, support, pmf) > P_PASS
-    # the int64 path with every proposal beyond |y| = 1 sent to Python integers
-    narrow = dataclasses.replace(plan, max_magnitude=1)
+    # the int64 path with every proposal beyond |y| = ceil(s2 / t) sent outside
+    # (vectorised whole part of the exponent, then Python integers)
+    narrow = dataclasses.replace(plan, max_magnitude=-(-plan.level // plan.grid))
     draws = _exact._discrete_gaussian_int64(narrow, 20_000, np.random.default_rng(4))
     assert _chi_square_pvalue(draws, support, pmf) > P_PASS
     assert _chi_square_pvalue(draws, support, _discrete_gaussian_pmf(variance * 1.2, support)) < 1e-6
@@ -134,7 +135,9 @@ def test_scales_outside_the_int64_bounds_still_sample():
     assert 0.6 < draws.var() / sigma**2 < 1.4
     # tiny sigma: essentially always 0, still through the exact path
     assert not _exact._GaussianPlan.for_sigma(0.01).fits_int64
+    assert _exact._GaussianPlan.for_sigma(0.05).fits_int64  # through int64, |y| > 0 outside
     assert np.all(discrete_gaussian(0.01, 50, np.random.default_rng(0)) == 0)
+    assert np.all(discrete_gaussian(0.05, 10_000, np.random.default_rng(0)) == 0)
     with pytest.raises(ValueError, match="sigma"):
         discrete_gaussian(2.0**60, 1, np.random.default_rng(0))
     for bad in (0.0, -1.0, float("nan"), float("inf")):

@@ -25,6 +25,7 @@ that grid; see their docstrings for what the grid costs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -328,7 +329,11 @@ class _GaussianPlan:
     acceptance exponent of a proposal ``y`` is
     ``(|y| - variance/t)**2 / (2 variance) = (q|y| - C)**2 / (2 q t C)``.
     ``fits_int64`` says whether the vectorised path may run; it then
-    handles ``|y| <= max_magnitude`` and the rest go through Python ints.
+    computes the exponent of ``|y| <= max_magnitude`` in int64.  A larger
+    ``|y|`` has exponent at least :attr:`outside_whole` (the exponent grows
+    beyond ``variance/t``), so its Bernoulli(exp(-exponent)) is drawn as that
+    many vectorised Bernoulli(exp(-1)) draws and, for the rare survivors,
+    Bernoulli(exp(-rest)) in Python ints: the product of independent draws.
     """
 
     variance: Fraction
@@ -352,12 +357,25 @@ class _GaussianPlan:
         denominator = 2 * grid * scale * level
         # |q y - C| < 2**31 for |y| <= max_magnitude, so its square is < 2**62
         max_magnitude = (_EXPONENT_ROOT_BOUND - 1 + level) // grid
-        fits = (denominator < _INT64_BOUND and level < _EXPONENT_ROOT_BOUND
-                and max_magnitude >= 16 * scale)
-        if fits:  # the int64 path's bounds, derived above, checked
+        plan = cls(variance, scale, grid, level, denominator, max_magnitude, False)
+        if (denominator < _INT64_BOUND and level < _EXPONENT_ROOT_BOUND
+                and plan.outside_whole >= 16):
+            # the int64 path's bounds, derived above, checked
             assert abs(grid * max_magnitude - level) < _EXPONENT_ROOT_BOUND
             assert scale < 2**40  # so U + scale * V stays far inside int64
-        return cls(variance, scale, grid, level, denominator, max_magnitude, fits)
+            plan = dataclasses.replace(plan, fits_int64=True)
+        return plan
+
+    @property
+    def outside_whole(self) -> int:
+        """``floor`` of the smallest exponent of a ``|y| > max_magnitude``.
+
+        ``(q (max_magnitude + 1) - C) > 0``, and the exponent increases with
+        ``|y|`` from there on.
+        """
+        root = self.grid * (self.max_magnitude + 1) - self.level
+        assert root > 0
+        return root * root // self.denominator
 
     def accept(self, proposals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Bernoulli(exp(-(|y| - variance/t)**2 / (2 variance))) for each proposal."""
@@ -368,9 +386,14 @@ class _GaussianPlan:
             result = self._accept_int64(magnitude, rng)
         else:
             result[inside] = self._accept_int64(magnitude[inside], rng)
-            for position in np.flatnonzero(~inside):
+            outside = (~inside).nonzero()[0]
+            whole = self.outside_whole
+            survived = _all_exp_one(np.full(outside.size, whole, dtype=np.int64), rng)
+            result[outside] = False
+            for position in outside[survived]:
                 root = self.grid * int(magnitude[position]) - self.level
-                result[position] = _bernoulli_exp_python(root * root, self.denominator, rng)
+                result[position] = _bernoulli_exp_python(
+                    root * root - whole * self.denominator, self.denominator, rng)
         return result
 
     def _accept_int64(self, magnitude: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -443,10 +466,13 @@ def discrete_gaussian(sigma: float, size, rng: np.random.Generator) -> np.ndarra
 
     The sampler is CKS 2020's Algorithm 3 (rejection from the discrete
     Laplace of scale ``floor(sigma) + 1``) in integer arithmetic only,
-    vectorised over ``int64`` arrays; proposals whose integers would not fit
-    (probability about ``exp(-30)`` each) and scales outside the ``int64``
-    path's bounds (``sigma`` below about 0.03 or above about ``2**26``) are
-    drawn with Python integers, exactly and slowly.
+    vectorised over ``int64`` arrays.  A proposal too far out for ``int64``
+    arithmetic (beyond about 30 to 100 sigma for ``0.5 <= sigma <= 2**26``)
+    has acceptance exponent at least 16 (in practice hundreds): it is
+    rejected by vectorised Bernoulli(exp(-1)) draws and finished in Python
+    integers in the rare case they all succeed.  Scales outside the
+    ``int64`` path's bounds (``sigma`` below about 0.015 or above about
+    ``2**28``) are drawn entirely with Python integers, exactly and slowly.
 
     Parameters
     ----------
