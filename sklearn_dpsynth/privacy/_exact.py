@@ -743,11 +743,13 @@ def exponential_choice(scores, epsilon: float, sensitivity: float,
                        rng: np.random.Generator) -> int:
     """The exponential mechanism, sampled exactly on a public score grid.
 
-    Each score is rounded down to a whole number ``z_i`` of grid units
-    ``g = sensitivity * 2**-10``; neighbouring data sets move a ``z_i`` by
-    at most ``2**10`` units, and this is calibrated to ``2**10 + 1`` so
-    that the floor and float error in computing the scores (up to most of
-    one unit in all) are absorbed.  Candidate ``i`` is returned with
+    Each score is rounded down (exactly) to a whole number ``z_i`` of grid
+    units ``g = sensitivity * 2**-10``.  Scores within ``sensitivity`` of
+    each other floor to ``z`` within ``2**10``; the mechanism is calibrated
+    to ``2**10 + 1`` so that float error in computing the scores is
+    absorbed as long as, between two neighbouring data sets, it adds up to
+    at most one unit ``g`` (each score within ``g/2`` of its real value):
+    then ``|z - z'| < 2**10 + 2``.  Candidate ``i`` is returned with
     probability proportional to ``exp(lambda z_i)``, ``lambda =
     epsilon' / (2 (2**10 + 1))``, where ``epsilon' <= epsilon`` is epsilon
     rounded down to 30 significant bits: the exponential mechanism at
