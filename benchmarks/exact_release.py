@@ -2,7 +2,7 @@
 
 From the repository root::
 
-    python -m benchmarks.exact_noise --cells 1000000 --repeats 3
+    python -m benchmarks.exact_release --cells 1000000 --repeats 3
 
 Times, per noise scale, ``DiscreteGaussian(sigma).release`` on ``cells``
 integer counts against ``rng.normal`` on as many floats (the old

@@ -25,6 +25,8 @@ that grid; see their docstrings for what the grid costs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -150,17 +152,15 @@ def _bernoulli_ratio(numerator: np.ndarray, denominator, k: int,
     One draw below ``d k`` when that fits; otherwise the exact equivalent
     ``[uniform below k is 0] and [uniform below d < n]`` (as ``n <= d``).
     """
-    largest = int(np.max(denominator)) if np.ndim(denominator) else int(denominator)
     size = numerator.shape[0]
-    if largest * k < _INT64_BOUND:
-        high = denominator * k
-        if np.ndim(high):
-            return rng.integers(0, high) < numerator
-        return rng.integers(0, high, size=size) < numerator
-    first = rng.integers(0, k, size=size) == 0
-    if np.ndim(denominator):
-        return first & (rng.integers(0, denominator) < numerator)
-    return first & (rng.integers(0, denominator, size=size) < numerator)
+    if isinstance(denominator, np.ndarray):
+        if int(denominator.max()) * k < _INT64_BOUND:
+            return rng.integers(0, denominator * k) < numerator
+        return (rng.integers(0, k, size=size) == 0) & (rng.integers(0, denominator) < numerator)
+    if denominator * k < _INT64_BOUND:
+        return rng.integers(0, denominator * k, size=size) < numerator
+    return ((rng.integers(0, k, size=size) == 0)
+            & (rng.integers(0, denominator, size=size) < numerator))
 
 
 def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
@@ -172,11 +172,14 @@ def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
     stops at the first ``A = 0`` and returns whether ``k`` is odd.  A round
     keeps about ``n/(d k)`` of the elements, so few rounds run.
     """
+    per_element = isinstance(denominator, np.ndarray)
+    if not per_element:
+        denominator = int(denominator)
     going = _bernoulli_ratio(numerator, denominator, 1, rng)
     result = ~going  # stopped at k = 1 (odd): True
-    index = np.flatnonzero(going)
+    index = going.nonzero()[0]
     numerator = numerator[index]
-    if np.ndim(denominator):
+    if per_element:
         denominator = denominator[index]
     k = 2
     while index.size:
@@ -185,7 +188,7 @@ def _bernoulli_exp_fraction(numerator: np.ndarray, denominator,
             result[index[~going]] = True
         index = index[going]
         numerator = numerator[going]
-        if np.ndim(denominator):
+        if per_element:
             denominator = denominator[going]
         k += 1
     return result
@@ -205,7 +208,7 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
     uniform = rng.integers(0, _FACTORIAL_20, size=size)
     half, third = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6
     result = (uniform < half) & (uniform >= third)  # K = 3 (K = 2 above half)
-    rare = np.flatnonzero(uniform < third)  # K >= 4, probability 1/6
+    rare = (uniform < third).nonzero()[0]  # K >= 4, probability 1/6
     if not rare.size:
         return result
     # the number of thresholds 20!/k! (k = 20..1) that are <= U is 21 - K
@@ -227,7 +230,7 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
 def _all_exp_one(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Whether ``counts[i]`` independent Bernoulli(exp(-1)) draws all succeed."""
     result = np.ones(counts.shape[0], dtype=bool)
-    index = np.flatnonzero(counts > 0)
+    index = (counts > 0).nonzero()[0]
     remaining = counts[index]
     while index.size:
         success = _bernoulli_exp_one(index.size, rng)
@@ -250,7 +253,7 @@ def _bernoulli_exp_int64(numerator: np.ndarray, denominator,
     whole = numerator // denominator
     rest = numerator - whole * denominator
     result = _bernoulli_exp_fraction(rest, denominator, rng)
-    index = np.flatnonzero(result & (whole > 0))
+    index = (result & (whole > 0)).nonzero()[0]
     if index.size:
         result[index] = _all_exp_one(whole[index], rng)
     return result
@@ -326,7 +329,11 @@ class _GaussianPlan:
     acceptance exponent of a proposal ``y`` is
     ``(|y| - variance/t)**2 / (2 variance) = (q|y| - C)**2 / (2 q t C)``.
     ``fits_int64`` says whether the vectorised path may run; it then
-    handles ``|y| <= max_magnitude`` and the rest go through Python ints.
+    computes the exponent of ``|y| <= max_magnitude`` in int64.  A larger
+    ``|y|`` has exponent at least :attr:`outside_whole` (the exponent grows
+    beyond ``variance/t``), so its Bernoulli(exp(-exponent)) is drawn as that
+    many vectorised Bernoulli(exp(-1)) draws and, for the rare survivors,
+    Bernoulli(exp(-rest)) in Python ints: the product of independent draws.
     """
 
     variance: Fraction
@@ -350,12 +357,25 @@ class _GaussianPlan:
         denominator = 2 * grid * scale * level
         # |q y - C| < 2**31 for |y| <= max_magnitude, so its square is < 2**62
         max_magnitude = (_EXPONENT_ROOT_BOUND - 1 + level) // grid
-        fits = (denominator < _INT64_BOUND and level < _EXPONENT_ROOT_BOUND
-                and max_magnitude >= 16 * scale)
-        if fits:  # the int64 path's bounds, derived above, checked
+        plan = cls(variance, scale, grid, level, denominator, max_magnitude, False)
+        if (denominator < _INT64_BOUND and level < _EXPONENT_ROOT_BOUND
+                and plan.outside_whole >= 16):
+            # the int64 path's bounds, derived above, checked
             assert abs(grid * max_magnitude - level) < _EXPONENT_ROOT_BOUND
             assert scale < 2**40  # so U + scale * V stays far inside int64
-        return cls(variance, scale, grid, level, denominator, max_magnitude, fits)
+            plan = dataclasses.replace(plan, fits_int64=True)
+        return plan
+
+    @property
+    def outside_whole(self) -> int:
+        """``floor`` of the smallest exponent of a ``|y| > max_magnitude``.
+
+        ``(q (max_magnitude + 1) - C) > 0``, and the exponent increases with
+        ``|y|`` from there on.
+        """
+        root = self.grid * (self.max_magnitude + 1) - self.level
+        assert root > 0
+        return root * root // self.denominator
 
     def accept(self, proposals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Bernoulli(exp(-(|y| - variance/t)**2 / (2 variance))) for each proposal."""
@@ -366,9 +386,14 @@ class _GaussianPlan:
             result = self._accept_int64(magnitude, rng)
         else:
             result[inside] = self._accept_int64(magnitude[inside], rng)
-            for position in np.flatnonzero(~inside):
+            outside = (~inside).nonzero()[0]
+            whole = self.outside_whole
+            survived = _all_exp_one(np.full(outside.size, whole, dtype=np.int64), rng)
+            result[outside] = False
+            for position in outside[survived]:
                 root = self.grid * int(magnitude[position]) - self.level
-                result[position] = _bernoulli_exp_python(root * root, self.denominator, rng)
+                result[position] = _bernoulli_exp_python(
+                    root * root - whole * self.denominator, self.denominator, rng)
         return result
 
     def _accept_int64(self, magnitude: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -441,10 +466,13 @@ def discrete_gaussian(sigma: float, size, rng: np.random.Generator) -> np.ndarra
 
     The sampler is CKS 2020's Algorithm 3 (rejection from the discrete
     Laplace of scale ``floor(sigma) + 1``) in integer arithmetic only,
-    vectorised over ``int64`` arrays; proposals whose integers would not fit
-    (probability about ``exp(-30)`` each) and scales outside the ``int64``
-    path's bounds (``sigma`` below about 0.03 or above about ``2**26``) are
-    drawn with Python integers, exactly and slowly.
+    vectorised over ``int64`` arrays.  A proposal too far out for ``int64``
+    arithmetic (beyond about 30 to 100 sigma for ``0.5 <= sigma <= 2**26``)
+    has acceptance exponent at least 16 (in practice hundreds): it is
+    rejected by vectorised Bernoulli(exp(-1)) draws and finished in Python
+    integers in the rare case they all succeed.  Scales outside the
+    ``int64`` path's bounds (``sigma`` below about 0.015 or above about
+    ``2**28``) are drawn entirely with Python integers, exactly and slowly.
 
     Parameters
     ----------
@@ -684,6 +712,7 @@ class _GridSelection:
                          for n in numerators], dtype=bool)
 
 
+@functools.lru_cache(maxsize=64)
 def _selection_rate(epsilon: float) -> Fraction:
     """``epsilon'/(2 (2**10 + 1))``, ``epsilon'`` = epsilon rounded down to 30 bits."""
     mantissa, exponent = math.frexp(epsilon)  # epsilon = mantissa * 2**exponent
@@ -714,11 +743,13 @@ def exponential_choice(scores, epsilon: float, sensitivity: float,
                        rng: np.random.Generator) -> int:
     """The exponential mechanism, sampled exactly on a public score grid.
 
-    Each score is rounded down to a whole number ``z_i`` of grid units
-    ``g = sensitivity * 2**-10``; neighbouring data sets move a ``z_i`` by
-    at most ``2**10`` units, and this is calibrated to ``2**10 + 1`` so
-    that the floor and float error in computing the scores (up to most of
-    one unit in all) are absorbed.  Candidate ``i`` is returned with
+    Each score is rounded down (exactly) to a whole number ``z_i`` of grid
+    units ``g = sensitivity * 2**-10``.  Scores within ``sensitivity`` of
+    each other floor to ``z`` within ``2**10``; the mechanism is calibrated
+    to ``2**10 + 1`` so that float error in computing the scores is
+    absorbed as long as, between two neighbouring data sets, it adds up to
+    at most one unit ``g`` (each score within ``g/2`` of its real value):
+    then ``|z - z'| < 2**10 + 2``.  Candidate ``i`` is returned with
     probability proportional to ``exp(lambda z_i)``, ``lambda =
     epsilon' / (2 (2**10 + 1))``, where ``epsilon' <= epsilon`` is epsilon
     rounded down to 30 significant bits: the exponential mechanism at
@@ -752,7 +783,9 @@ def exponential_choice(scores, epsilon: float, sensitivity: float,
     """
     selection = _GridSelection.from_scores(scores, epsilon, sensitivity)
     count = selection.numerators.shape[0]
-    batch = 64
+    if count == 1:
+        return 0
+    batch = min(64, 2 * count)
     while True:
         proposals = rng.integers(0, count, size=batch)
         accepted = np.flatnonzero(selection.accept(proposals, rng))
