@@ -248,3 +248,24 @@ def test_huge_epsilon_is_refused_naming_epsilon():
                                    random_state=0).fit(d, epsilon=MAX_EPSILON)
     # with no noise to speak of the marginal of 'a' is the exact one
     np.testing.assert_allclose(synth.marginals_[0], [np.mean(d["a"] == v) for v in range(3)])
+
+
+def test_dpsgd_noise_is_drawn_in_opacus_secure_mode(monkeypatch):
+    """What remains floating point runs with the four-draw mitigation, on the fit's seed."""
+    pytest.importorskip("torch")
+    pytest.importorskip("opacus")
+    from opacus.optimizers import optimizer, optimizer_fast_gradient_clipping
+
+    modes = []
+    original = optimizer._generate_noise
+
+    def recording(*args, **kwargs):
+        modes.append((kwargs.get("secure_mode"), kwargs.get("generator") is not None))
+        return original(*args, **kwargs)
+
+    for module in (optimizer, optimizer_fast_gradient_clipping):
+        monkeypatch.setattr(module, "_generate_noise", recording)
+    d, _ = _neighbours()
+    DPTBARTSynthesizer(domain=DOMAIN, epochs=1, d_model=16, n_layers=1, n_heads=2,
+                       batch_size=64, random_state=0).fit(d, epsilon=1.0, delta=1e-6)
+    assert modes and set(modes) == {(True, True)}
