@@ -345,7 +345,9 @@ class _GaussianPlan:
     fits_int64: bool
 
     @classmethod
+    @functools.lru_cache(maxsize=256)
     def for_sigma(cls, sigma: float) -> "_GaussianPlan":
+        """The plan of ``sigma`` (cached: fits call it once per marginal)."""
         sigma_squared = _check_sigma(sigma) ** 2
         scale = _laplace_scale(sigma_squared)
         # smallest grid = 2**k (k >= 0) with grid * sigma**2 >= 2**24 * scale,
