@@ -800,9 +800,11 @@ def permute_and_flip_choice(scores, epsilon: float, sensitivity: float,
                             rng: np.random.Generator) -> int:
     """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly on a grid.
 
-    Same grid, same ``lambda`` and same argument for the cost as
-    :func:`exponential_choice` (it is ``epsilon'``-DP at the real
-    mechanism's ``(epsilon, sensitivity)``).  Candidates are visited in a
+    Same grid and same ``lambda`` as :func:`exponential_choice`: it is
+    permute-and-flip at ``epsilon' <= epsilon`` for integer scores of
+    sensitivity ``2**10 + 1``, hence ``epsilon'``-DP and within the
+    ``epsilon**2 / 2``-zCDP that pure epsilon-DP implies (what a ledger
+    records for the real-arithmetic mechanism).  Candidates are visited in a
     uniformly random order (``rng.permutation``, exact Fisher-Yates on
     integers) and the first one that passes its exact Bernoulli(exp(-lambda
     (z_max - z_i))) is returned; a best candidate passes with probability 1,
@@ -813,18 +815,19 @@ def permute_and_flip_choice(scores, epsilon: float, sensitivity: float,
     Parameters
     ----------
     scores : array-like of float
-        Quality of each candidate (higher is better), finite.
+        Finite quality scores, one a candidate; the highest is always
+        accepted when visited.
     epsilon : float
-        Privacy parameter, ``> 0``.
+        The mechanism's pure-DP parameter, ``> 0``.
     sensitivity : float
-        Largest change of any score between neighbouring data sets, ``> 0``.
+        Bound on how far one row can move any score, ``> 0``.
     rng : numpy.random.Generator
-        Source of randomness (its integer output only).
+        Draws the visiting order and the acceptances (integer output only).
 
     Returns
     -------
     int
-        The index of the selected candidate.
+        Position in ``scores`` of the first candidate accepted.
     """
     selection = _GridSelection.from_scores(scores, epsilon, sensitivity)
     order = rng.permutation(selection.numerators.shape[0])
