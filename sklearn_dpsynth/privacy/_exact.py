@@ -206,9 +206,9 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
     ``k = 21``.
     """
     uniform = rng.integers(0, _FACTORIAL_20, size=size)
-    half, third = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6
-    result = (uniform < half) & (uniform >= third)  # K = 3 (K = 2 above half)
-    rare = (uniform < third).nonzero()[0]  # K >= 4, probability 1/6
+    over_2, over_6 = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6  # 20!/2!, 20!/3!
+    result = (uniform < over_2) & (uniform >= over_6)  # K = 3 (K = 2 from 20!/2! up)
+    rare = (uniform < over_6).nonzero()[0]  # K >= 4, probability 1/6
     if not rare.size:
         return result
     # the number of thresholds 20!/k! (k = 20..1) that are <= U is 21 - K
@@ -290,7 +290,11 @@ def _discrete_laplace_batch(scale: int, proposals: int,
 
 
 def _discrete_laplace(scale: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Exactly ``size`` i.i.d. discrete Laplace draws (the first accepted ones)."""
+    """Exactly ``size`` i.i.d. discrete Laplace draws (the first accepted ones).
+
+    The discrete Gaussian consumes :func:`_discrete_laplace_batch` directly;
+    this fixed-size form is the one whose law the tests check.
+    """
     out = np.empty(size, dtype=np.int64)
     filled = 0
     while filled < size:
