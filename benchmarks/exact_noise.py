@@ -112,14 +112,16 @@ def main(argv: list[str] | None = None) -> None:
         return
     exact, floats = _time_ours(args.sizes, args.sigma, args.repeats)
     opendp_sizes = [size for size in args.sizes if size <= args.opendp_max_size]
-    if args.opendp_python:
+    if not opendp_sizes:
+        opendp = None
+    elif args.opendp_python:
         opendp = _time_opendp_elsewhere(args.opendp_python, opendp_sizes, args.sigma,
                                         args.repeats, args.opendp_repeat_below)
     else:
         opendp = _opendp_in_process(opendp_sizes, args.sigma, args.repeats,
                                     args.opendp_repeat_below)
     opendp_seconds = opendp["seconds"] if opendp else {}
-    label = f"OpenDP {opendp['version']} (s)" if opendp else "OpenDP (not installed)"
+    label = f"OpenDP {opendp['version']} (s)" if opendp else "OpenDP (not run)"
     print(f"discrete Gaussian, sigma = {args.sigma}, best of {args.repeats} "
           f"(OpenDP once from {args.opendp_repeat_below})\n")
     print(f"| size | ours, exact int64 (s) | {label} | OpenDP / ours "

@@ -206,9 +206,9 @@ def _bernoulli_exp_one(size: int, rng: np.random.Generator) -> np.ndarray:
     ``k = 21``.
     """
     uniform = rng.integers(0, _FACTORIAL_20, size=size)
-    half, third = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6
-    result = (uniform < half) & (uniform >= third)  # K = 3 (K = 2 above half)
-    rare = (uniform < third).nonzero()[0]  # K >= 4, probability 1/6
+    over_2, over_6 = _FACTORIAL_20 // 2, _FACTORIAL_20 // 6  # 20!/2!, 20!/3!
+    result = (uniform < over_2) & (uniform >= over_6)  # K = 3 (K = 2 from 20!/2! up)
+    rare = (uniform < over_6).nonzero()[0]  # K >= 4, probability 1/6
     if not rare.size:
         return result
     # the number of thresholds 20!/k! (k = 20..1) that are <= U is 21 - K
@@ -290,7 +290,11 @@ def _discrete_laplace_batch(scale: int, proposals: int,
 
 
 def _discrete_laplace(scale: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Exactly ``size`` i.i.d. discrete Laplace draws (the first accepted ones)."""
+    """Exactly ``size`` i.i.d. discrete Laplace draws (the first accepted ones).
+
+    The discrete Gaussian consumes :func:`_discrete_laplace_batch` directly;
+    this fixed-size form is the one whose law the tests check.
+    """
     out = np.empty(size, dtype=np.int64)
     filled = 0
     while filled < size:
@@ -345,7 +349,9 @@ class _GaussianPlan:
     fits_int64: bool
 
     @classmethod
+    @functools.lru_cache(maxsize=256)
     def for_sigma(cls, sigma: float) -> "_GaussianPlan":
+        """The plan of ``sigma`` (cached: fits call it once per marginal)."""
         sigma_squared = _check_sigma(sigma) ** 2
         scale = _laplace_scale(sigma_squared)
         # smallest grid = 2**k (k >= 0) with grid * sigma**2 >= 2**24 * scale,
@@ -798,9 +804,11 @@ def permute_and_flip_choice(scores, epsilon: float, sensitivity: float,
                             rng: np.random.Generator) -> int:
     """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly on a grid.
 
-    Same grid, same ``lambda`` and same argument for the cost as
-    :func:`exponential_choice` (it is ``epsilon'``-DP at the real
-    mechanism's ``(epsilon, sensitivity)``).  Candidates are visited in a
+    Same grid and same ``lambda`` as :func:`exponential_choice`: it is
+    permute-and-flip at ``epsilon' <= epsilon`` for integer scores of
+    sensitivity ``2**10 + 1``, hence ``epsilon'``-DP and within the
+    ``epsilon**2 / 2``-zCDP that pure epsilon-DP implies (what a ledger
+    records for the real-arithmetic mechanism).  Candidates are visited in a
     uniformly random order (``rng.permutation``, exact Fisher-Yates on
     integers) and the first one that passes its exact Bernoulli(exp(-lambda
     (z_max - z_i))) is returned; a best candidate passes with probability 1,
@@ -811,18 +819,19 @@ def permute_and_flip_choice(scores, epsilon: float, sensitivity: float,
     Parameters
     ----------
     scores : array-like of float
-        Quality of each candidate (higher is better), finite.
+        Finite quality scores, one a candidate; the highest is always
+        accepted when visited.
     epsilon : float
-        Privacy parameter, ``> 0``.
+        The mechanism's pure-DP parameter, ``> 0``.
     sensitivity : float
-        Largest change of any score between neighbouring data sets, ``> 0``.
+        Bound on how far one row can move any score, ``> 0``.
     rng : numpy.random.Generator
-        Source of randomness (its integer output only).
+        Draws the visiting order and the acceptances (integer output only).
 
     Returns
     -------
     int
-        The index of the selected candidate.
+        Position in ``scores`` of the first candidate accepted.
     """
     selection = _GridSelection.from_scores(scores, epsilon, sensitivity)
     order = rng.permutation(selection.numerators.shape[0])
