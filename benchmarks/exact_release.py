@@ -5,7 +5,8 @@ From the repository root::
     python -m benchmarks.exact_release --cells 1000000 --repeats 3
 
 Times, per noise scale, ``DiscreteGaussian(sigma).release`` on ``cells``
-integer counts against ``rng.normal`` on as many floats (the old
+integer counts (the sampler of ``benchmarks.exact_noise`` plus the
+release's integer check) against ``rng.normal`` on as many floats (the old
 ``gaussian_mechanism``), and the exact exponential mechanism on
 ``candidates`` scores against report-noisy-max with Gumbel noise (the old
 ``exponential_mechanism``).  The best of ``repeats`` runs is printed, in
@@ -16,20 +17,15 @@ milliseconds.  The fit-level figures (MST and AIM on Adult) come from
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
+from benchmarks.exact_noise import _best_time
 from sklearn_dpsynth.privacy import DiscreteGaussian, ExponentialMechanism
 
 
 def _best_ms(run, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return 1000.0 * best
+    return 1000.0 * _best_time(run, repeats)
 
 
 def main(argv=None) -> None:
