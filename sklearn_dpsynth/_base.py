@@ -12,6 +12,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ._column_kinds import KIND_SHARE, annotate_domain, columns_to_measure, read_kinds
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -110,15 +111,16 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
         else:
             frame, form = check_table(X)
-        public_frame = self._align_public(public_data, form)
         rng = check_rng(self.random_state)
-        share = self.preprocessing_budget
-        self.domain_ = learn_domain(
-            frame, self._declared_domain(form), n_bins=self.n_bins,
-            preprocessing=self.preprocessing, rng=rng,
-            budget=ledger.share(share * ledger.rho_budget, share * delta,
-                                label="domain learning"),
-            max_categories=self.max_categories)
+        declared = self._declared_domain(form)
+        frame, form, kinds, budget = self._read_kinds(frame, form, declared, ledger, rng)
+        public_frame = self._align_public(public_data, form)
+        if public_frame is not None and kinds:  # read by the same kinds, at no cost
+            public_frame = _cast_public(public_frame, declared, kinds)
+        self.domain_ = annotate_domain(learn_domain(
+            frame, declared, n_bins=self.n_bins,
+            preprocessing=self.preprocessing, rng=rng, budget=budget,
+            max_categories=self.max_categories), kinds)
         table = encode_table(frame, self.domain_)
         public = (None if public_frame is None
                   else encode_public_table(public_frame, self.domain_))
@@ -128,6 +130,29 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
+
+    def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
+                    rng: np.random.Generator) -> tuple:
+        """The table with its text columns read by kind, its form, the kinds and
+        the domain-learning share (see :mod:`sklearn_dpsynth._column_kinds`).
+
+        A ``"column kinds"`` share of ``KIND_SHARE`` of the preprocessing
+        budget is taken when some columns' kinds (or datetime units) are
+        learned: a public fact of the schema and the declaration.
+        """
+        share = self.preprocessing_budget
+        rho, delta = share * ledger.rho_budget, share * ledger.delta
+        if not isinstance(frame, pd.DataFrame):  # engine sources: typed by their schema
+            return frame, form, {}, ledger.share(rho, delta, label="domain learning")
+        measured = columns_to_measure(dict(frame.dtypes.items()), declared)
+        kinds_budget = None
+        if measured and self.preprocessing == "private":
+            kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
+            rho -= kinds_budget.rho
+        frame, kinds = read_kinds(frame, declared, budget=kinds_budget, rng=rng,
+                                  preprocessing=self.preprocessing)
+        form = InputForm(form.columns, list(frame.dtypes), form.is_frame)
+        return frame, form, kinds, ledger.share(rho, delta, label="domain learning")
 
     def _check_public_allowed(self, public_data: Any) -> None:
         """ValueError naming ``public_data`` for methods that cannot use it."""
@@ -367,6 +392,21 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """Raise a clear error for estimators without conditional sampling."""
         if conditions:
             raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")
+
+
+def _cast_public(public: pd.DataFrame, declared: dict, kinds: dict) -> pd.DataFrame:
+    """``public_data``'s text columns read by the kinds of the private table's
+    columns (declared or chosen): public, at no cost."""
+    entries = {}
+    for name in public.columns:
+        kind = kinds.get(name)
+        if name in declared:
+            entries[name] = declared[name]
+        elif kind is not None and kind.kind != "typed":
+            entries[name] = {"kind": kind.kind, "unit": kind.unit or "second",
+                             **({"tz": kind.tz} if kind.tz else {})}
+    cast, _ = read_kinds(public, entries, budget=None, rng=None)
+    return cast
 
 
 # ------------------------------------------------------------- sample_to
