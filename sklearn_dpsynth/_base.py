@@ -12,7 +12,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._column_kinds import KIND_SHARE, annotate_domain, columns_to_measure, read_kinds
+from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure, read_kinds,
+                            read_like)
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -116,7 +117,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         frame, form, kinds, budget = self._read_kinds(frame, form, declared, ledger, rng)
         public_frame = self._align_public(public_data, form)
         if public_frame is not None and kinds:  # read by the same kinds, at no cost
-            public_frame = _cast_public(public_frame, declared, kinds)
+            public_frame = read_like(public_frame, kinds)
         self.domain_ = annotate_domain(learn_domain(
             frame, declared, n_bins=self.n_bins,
             preprocessing=self.preprocessing, rng=rng, budget=budget,
@@ -127,6 +128,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._fit_encoded(table, ledger, rng, public)
         self.privacy_ledger_ = ledger
         self._form = form
+        self._kinds = kinds
         self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
@@ -320,7 +322,9 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         for column, value in conditions.items():
             index = self.domain_.index(column)
             spec = self.domain_.specs[index]
-            encoded[index] = int(spec.encode(np.array([value], dtype=object))[0])
+            value = read_like(pd.DataFrame({column: pd.Series([value], dtype=object)}),
+                              getattr(self, "_kinds", {}))[column].astype(object).to_numpy()
+            encoded[index] = int(spec.encode(value)[0])
         return encoded
 
     # ---------------------------------------------------------------- score
@@ -350,7 +354,8 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "privacy_ledger_")
-        codes = self.domain_.encode(align_columns(X, self._form))
+        frame = align_columns(X, self._form)
+        codes = self.domain_.encode(read_like(frame, getattr(self, "_kinds", {})))
         log_probs = np.asarray(self._log_likelihood_encoded(codes), dtype=float)
         return log_probs - self.domain_.log_widths(codes)
 
@@ -392,21 +397,6 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """Raise a clear error for estimators without conditional sampling."""
         if conditions:
             raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")
-
-
-def _cast_public(public: pd.DataFrame, declared: dict, kinds: dict) -> pd.DataFrame:
-    """``public_data``'s text columns read by the kinds of the private table's
-    columns (declared or chosen): public, at no cost."""
-    entries = {}
-    for name in public.columns:
-        kind = kinds.get(name)
-        if name in declared:
-            entries[name] = declared[name]
-        elif kind is not None and kind.kind != "typed":
-            entries[name] = {"kind": kind.kind, "unit": kind.unit or "second",
-                             **({"tz": kind.tz} if kind.tz else {})}
-    cast, _ = read_kinds(public, entries, budget=None, rng=None)
-    return cast
 
 
 # ------------------------------------------------------------- sample_to

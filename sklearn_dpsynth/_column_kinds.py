@@ -27,11 +27,12 @@ turns integers into floats).  Here the kind is
   (a learned column reserves a missing code whatever its rows).
 
 Columns with real typed dtypes (numbers, datetimes, durations, booleans,
-pandas categoricals) keep their dtype: it is schema.  An undeclared
-datetime column (typed, or declared by kind alone) has its unit learned by
-the same histogram (its date cells), so that synthetic dates keep the
-resolution of the real ones.  Which columns are measured depends on the
-schema and the declaration only, and each is charged whether or not its
+pandas categoricals, pandas strings) keep their dtype: it is schema.  A
+text column read as dates has its unit (the coarsest of year, month, day,
+hour, minute, second that the dates start) chosen from the same histogram
+(its date cells), so that synthetic dates keep the resolution of the real
+ones; a typed datetime column keeps the unit it is declared with, if any.
+Which columns are measured depends on the schema and the declaration only, and each is charged whether or not its
 kind turns out ambiguous, so the ledger's lines are the same for
 neighbouring tables.  Everything after the noisy counts is
 post-processing.
@@ -59,7 +60,7 @@ from .privacy import LedgerShare
 
 __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
-           "annotate_domain", "kind_counts", "unhashable_check"]
+           "annotate_domain", "kind_counts", "unhashable_check", "read_like"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -106,10 +107,12 @@ class ColumnKind:
 
 # ------------------------------------------------------------------ schema
 def is_text(dtype: Any) -> bool:
-    """Whether a dtype holds text of no declared kind (object or string dtypes)."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return False
-    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+    """Whether a dtype holds values of no declared kind: ``object``.
+
+    A pandas string column (``str`` or ``string`` dtype) is typed text, and
+    is modelled as categories like a pandas categorical.
+    """
+    return isinstance(dtype, np.dtype) and dtype == np.dtype(object)
 
 
 def _is_datetime(dtype: Any) -> bool:
@@ -125,8 +128,8 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
                        declared: Mapping[Hashable, Any]) -> list:
     """Columns whose kind or datetime unit is learned privately (public facts only).
 
-    Undeclared text columns (kind and unit), undeclared datetime columns and
-    datetime columns declared by kind alone without a unit (their unit).
+    Undeclared text columns (kind, and unit when they hold dates) and text
+    columns declared ``{"kind": "datetime"}`` without a unit (their unit).
 
     Parameters
     ----------
@@ -142,9 +145,10 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
     out = []
     for name, dtype in dtypes.items():
         entry = declared.get(name)
+        if not is_text(dtype):
+            continue
         if entry is None:
-            if is_text(dtype) or _is_datetime(dtype):
-                out.append(name)
+            out.append(name)
         elif is_kind_only(entry):
             kind, unit, _ = declared_kind(entry)
             if kind == "datetime" and unit is None:
@@ -247,7 +251,7 @@ def kind_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
     Parameters
     ----------
     series : pandas.Series
-        A text column, or a datetime column (only its date cells are used).
+        A text column.
     tz : str, optional
         Time zone whose wall clock decides the units of dates.
 
@@ -256,14 +260,7 @@ def kind_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
     ndarray of float, shape (len(KIND_CELLS),)
     """
     counts = np.zeros(len(KIND_CELLS))
-    if _is_datetime(series.dtype):
-        stamps = series.dropna()
-        if tz is not None and stamps.dt.tz is not None:
-            stamps = stamps.dt.tz_convert(tz)
-        cells = _unit_cells(stamps)
-        counts[3:] = np.bincount(cells, minlength=len(_UNITS) + 1)
-        return counts
-    parsed = _parse(series)
+    parsed = _parse(series, tz)
     present = parsed.text.notna().to_numpy(dtype=bool)
     dates = parsed.dates.notna().to_numpy(dtype=bool) & ~parsed.is_number
     counts[0] = np.count_nonzero(parsed.is_integer)
@@ -420,7 +417,9 @@ def read_kinds(
     for name in frame.columns:
         unhashable_check(frame[name])
     measured = columns_to_measure(dict(frame.dtypes.items()), declared)
-    noisy, sigma = _measure(frame, measured, budget, rng, preprocessing)
+    zones = {name: declared_kind(declared[name])[2] if name in declared else None
+             for name in measured}
+    noisy, sigma = _measure(frame, zones, budget, rng, preprocessing)
     kinds, columns, mixed = {}, {}, []
     for name in frame.columns:
         series = frame[name]
@@ -453,9 +452,7 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
             return ColumnKind("typed"), False
         return kind, False
     if counts is not None:
-        if is_text(series.dtype):
-            return choose_kind(counts, sigma)
-        return ColumnKind("datetime", choose_unit(counts[3:]), _dtype_tz(series.dtype)), False
+        return choose_kind(counts, sigma)
     if _is_datetime(series.dtype):
         return ColumnKind("datetime", None, _dtype_tz(series.dtype)), False
     if pd.api.types.is_timedelta64_dtype(series.dtype):
@@ -463,9 +460,11 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
     return ColumnKind("typed"), False
 
 
-def _measure(frame: pd.DataFrame, measured: Sequence[Hashable], budget: LedgerShare | None,
-             rng: np.random.Generator | None, preprocessing: str) -> tuple[dict, float]:
-    """Every measured column's kind histogram (noisy) and the noise's standard deviation."""
+def _measure(frame: pd.DataFrame, measured: Mapping[Hashable, str | None],
+             budget: LedgerShare | None, rng: np.random.Generator | None,
+             preprocessing: str) -> tuple[dict, float]:
+    """Every measured column's kind histogram (noisy; dates in the column's declared
+    zone ``measured[name]``) and the noise's standard deviation."""
     if not measured:
         return {}, 0.0
     if preprocessing == "non-private":
@@ -474,7 +473,7 @@ def _measure(frame: pd.DataFrame, measured: Sequence[Hashable], budget: LedgerSh
             f"{list(measured)} were read from the exact counts of the private data; the "
             "result is not differentially private. Declare them with domain=.",
             PrivacyWarning, stacklevel=4)
-        return {name: kind_counts(frame[name]) for name in measured}, 0.0
+        return {name: kind_counts(frame[name], tz) for name, tz in measured.items()}, 0.0
     if budget is None or rng is None or budget.rho <= 0:
         raise ValueError(
             f"columns {list(measured)} hold text (or datetimes) of no declared kind: declare "
@@ -482,8 +481,8 @@ def _measure(frame: pd.DataFrame, measured: Sequence[Hashable], budget: LedgerSh
             "'day'}), or give a privacy budget to choose their kinds privately.")
     sigma = budget.sigma_for(budget.rho / len(measured))
     out = {}
-    for name in measured:
-        counts = kind_counts(frame[name])
+    for name, tz in measured.items():
+        counts = kind_counts(frame[name], tz)
         out[name] = budget.gaussian(counts, sigma=sigma, rng=rng, target=f"kind of {name!r}",
                                     n_cells=counts.size)
     return out, sigma
@@ -515,3 +514,33 @@ def annotate_domain(domain: Domain, kinds: Mapping[Hashable, ColumnKind]) -> Dom
         elif kind.kind == "timedelta":
             spec.value_type = "timedelta"
     return domain
+
+
+def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.DataFrame:
+    """Another table's text columns read by the kinds fitted on the private one.
+
+    For public data, rows to score and conditions: what does not read as
+    its column's kind becomes missing, as in a learned column.  Costs
+    nothing (the kinds are already released).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        With (some of) the fitted columns.
+    kinds : mapping
+        Column name -> :class:`ColumnKind`, as :func:`read_kinds` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    cast = {}
+    for name in frame.columns:
+        series, kind = frame[name], kinds.get(name)
+        unhashable_check(series)
+        if kind is not None and is_text(series.dtype) and kind.kind not in ("typed", "category"):
+            series = _cast(series, kind, declared=False)
+        cast[name] = series
+    out = pd.DataFrame(cast, index=frame.index)
+    out.columns = frame.columns
+    return out

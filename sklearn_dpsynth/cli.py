@@ -8,6 +8,7 @@ and exit with code 1; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import warnings
@@ -45,17 +46,80 @@ class CommandError(Exception):
 
 
 # ------------------------------------------------------------------ tables
-def read_table(path: str) -> pd.DataFrame:
+#: Separators a CSV header may use; the one it holds most often wins (ties in this order).
+_SEPARATORS = (",", ";", "\t")
+
+#: Cells read as missing values in a CSV file (and only these: "n/a" is text).
+NA_STRINGS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "None")
+
+
+def _header_format(file: Path) -> tuple[str, list[str]]:
+    """The separator and column names of a CSV file, from its header line alone.
+
+    The encoding is UTF-8 (a byte-order mark is dropped); the separator is
+    the comma, semicolon or tab the header holds most often.  Only the
+    header is read: nothing here depends on the rows.
+    """
+    with open(file, "rb") as handle:
+        line = handle.readline()
+    try:
+        header = line.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise CommandError(f"{file}: the header line is not UTF-8 text; save the file as "
+                           "UTF-8.") from None
+    if not header.strip():
+        raise CommandError(f"{file} has no header line (the first line names the columns).")
+    separator = max(_SEPARATORS, key=lambda s: (header.count(s), -_SEPARATORS.index(s)))
+    names = next(csv.reader([header], delimiter=separator, skipinitialspace=True))
+    _check_names(file, [name.strip() for name in names])
+    return separator, names
+
+
+def _check_names(file: Path, names: list[str]) -> None:
+    """CommandError naming the positions of empty or repeated column names."""
+    empty = [i + 1 for i, name in enumerate(names) if not name]
+    if empty:
+        raise CommandError(f"{file}: the header has an empty column name at position(s) "
+                           f"{empty}; name every column.")
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        seen.setdefault(name, []).append(i + 1)
+    repeated = {name: where for name, where in seen.items() if len(where) > 1}
+    if repeated:
+        shown = "; ".join(f"{name!r} at positions {where}" for name, where in repeated.items())
+        raise CommandError(f"{file}: the header repeats column names ({shown}); give every "
+                           "column its own name.")
+
+
+def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     """Read a CSV or Parquet file (by extension) into a DataFrame.
+
+    A CSV file is read as text: its separator (comma, semicolon or tab) and
+    encoding (UTF-8, a byte-order mark dropped) come from the header line
+    alone, and no column's type is guessed from its rows.  With
+    ``as_text=True`` (what ``dpsynth fit`` reads) every CSV column is left
+    as text (object dtype) for the estimator to read by its declared or
+    privately chosen kind (see :mod:`sklearn_dpsynth._column_kinds`);
+    otherwise (``describe`` and ``report``, which read their tables without
+    privacy protection anyway) the text is cast by the same public rule on
+    the exact counts.  A Parquet file keeps its schema.
 
     Parameters
     ----------
     path : str
         ``*.parquet`` / ``*.pq`` (needs pyarrow) or anything else as CSV.
+    as_text : bool, default=False
+        Leave CSV columns as text.
 
     Returns
     -------
     DataFrame
+
+    Raises
+    ------
+    CommandError
+        For a missing or unreadable file, or a header with empty or
+        repeated column names (naming their positions).
     """
     file = Path(path)
     if not file.is_file():
@@ -66,11 +130,30 @@ def read_table(path: str) -> pd.DataFrame:
         except ImportError:
             raise CommandError("reading Parquet needs pyarrow: "
                                "pip install 'sklearn-dpsynth[parquet]'") from None
-        return pd.read_parquet(file)
+        frame = pd.read_parquet(file)
+        _check_names(file, [str(c).strip() for c in frame.columns])
+        return frame
+    separator, names = _header_format(file)
     try:
-        return pd.read_csv(file, skipinitialspace=True, low_memory=False)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        frame = pd.read_csv(file, sep=separator, encoding="utf-8-sig", dtype=object,
+                            header=0, names=names, skipinitialspace=True,
+                            keep_default_na=False, na_values=list(NA_STRINGS))
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError,
+            ValueError) as exc:
         raise CommandError(f"{path} is not a readable CSV file ({type(exc).__name__})") from None
+    frame = frame.astype(object)
+    return frame if as_text else _exact_kinds(frame)
+
+
+def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns cast by the public kind rule on their exact counts (no privacy:
+    for the commands that read a table without protection)."""
+    from ._column_kinds import read_kinds
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        typed, _ = read_kinds(frame, {}, budget=None, rng=None, preprocessing="non-private")
+    return typed
 
 
 def write_table(frame: pd.DataFrame, path: str) -> None:
@@ -174,8 +257,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise CommandError(f"method {args.method!r} has no parameter {', '.join(unknown)}")
-    frame = read_table(args.data)
-    public = read_table(args.public) if args.public else None
+    frame = read_table(args.data, as_text=True)  # read by declared or private kinds in fit
+    public = read_table(args.public, as_text=True) if args.public else None
     model = cls(**params)
     print(f"fitting {args.method} on {args.data} at epsilon={args.epsilon:g}, "
           f"delta={args.delta:g} ...", file=sys.stderr)

@@ -856,6 +856,9 @@ def _mapping_kind(spec: Mapping) -> str:
         return "category"
     if kind == "numeric" and spec.get("value_type") in ("datetime", "timedelta"):
         return spec["value_type"]
+    if kind == "numeric" and spec.get("bounds") is not None and any(
+            _is_date_bound(v) for v in spec["bounds"]):
+        return "datetime"  # e.g. {"kind": "numeric", "bounds": ["2013-01-01", ...]}
     if kind == "numeric" and (spec.get("integer") or spec.get("resolution") == "integer"):
         return "integer"
     return kind
