@@ -12,8 +12,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure, read_kinds,
-                            read_like)
+from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure,
+                            read_engine_kinds, read_kinds, read_like)
 from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -144,16 +144,22 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """
         share = self.preprocessing_budget
         rho, delta = share * ledger.rho_budget, share * ledger.delta
-        if not isinstance(frame, pd.DataFrame):  # engine sources: typed by their schema
-            return frame, form, {}, ledger.share(rho, delta, label="domain learning")
-        measured = columns_to_measure(dict(frame.dtypes.items()), declared)
+        is_frame = isinstance(frame, pd.DataFrame)
+        dtypes = dict(frame.dtypes.items()) if is_frame else {
+            name: np.dtype(object) for name in frame.untyped_columns()}
         kinds_budget = None
-        if measured and self.preprocessing == "private":
+        if columns_to_measure(dtypes, declared) and self.preprocessing == "private":
             kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
             rho -= kinds_budget.rho
-        frame, kinds = read_kinds(frame, declared, budget=kinds_budget, rng=rng,
-                                  preprocessing=self.preprocessing)
-        form = InputForm(form.columns, list(frame.dtypes), form.is_frame)
+        if is_frame:
+            frame, kinds = read_kinds(frame, declared, budget=kinds_budget, rng=rng,
+                                      preprocessing=self.preprocessing)
+            dtypes = list(frame.dtypes)
+        else:  # engine sources: text columns read by kind inside the engine
+            kinds = read_engine_kinds(frame, declared, budget=kinds_budget, rng=rng,
+                                      preprocessing=self.preprocessing)
+            dtypes = list(frame.schema_frame().dtypes)
+        form = InputForm(form.columns, dtypes, form.is_frame)
         return frame, form, kinds, ledger.share(rho, delta, label="domain learning")
 
     def _check_public_allowed(self, public_data: Any) -> None:

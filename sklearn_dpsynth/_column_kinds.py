@@ -47,6 +47,8 @@ dates without one are wall-clock times (in the declared ``tz``).
 
 from __future__ import annotations
 
+import csv
+import gzip
 import warnings
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
@@ -59,8 +61,10 @@ from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare
 
 __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PATTERN",
+           "INTEGER_PATTERN", "OFFSET_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
-           "annotate_domain", "kind_counts", "unhashable_check", "read_like"]
+           "annotate_domain", "kind_counts", "unhashable_check", "read_like",
+           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -73,7 +77,8 @@ NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 #: An ISO 8601 date, with an optional time and UTC offset.
 DATE_PATTERN = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?"
                 r"(?:Z|[+-]\d{2}:?\d{2})?")
-_OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
+#: A date with a UTC offset.
+OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
 
 #: Cells of a column's kind histogram: every present value lands in one.
 #: Dates land in the coarsest unit they start (a first of January at
@@ -210,7 +215,7 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
     if is_number.any():
         numbers[is_number] = pd.to_numeric(strings[is_number]).to_numpy(dtype=float)
     is_date = strings.str.fullmatch(DATE_PATTERN).fillna(False).to_numpy(dtype=bool)
-    has_offset = is_date & strings.str.fullmatch(_OFFSET_PATTERN).fillna(False).to_numpy(
+    has_offset = is_date & strings.str.fullmatch(OFFSET_PATTERN).fillna(False).to_numpy(
         dtype=bool)
     dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
     if is_date.any():
@@ -417,9 +422,9 @@ def read_kinds(
     for name in frame.columns:
         unhashable_check(frame[name])
     measured = columns_to_measure(dict(frame.dtypes.items()), declared)
-    zones = {name: declared_kind(declared[name])[2] if name in declared else None
-             for name in measured}
-    noisy, sigma = _measure(frame, zones, budget, rng, preprocessing)
+    noisy, sigma = _measure(
+        lambda zones: {name: kind_counts(frame[name], tz) for name, tz in zones.items()},
+        _zones(measured, declared), budget, rng, preprocessing)
     kinds, columns, mixed = {}, {}, []
     for name in frame.columns:
         series = frame[name]
@@ -429,15 +434,64 @@ def read_kinds(
         kinds[name] = kind
         declared_text = name in declared and is_text(series.dtype)
         columns[name] = _cast(series, kind, declared_text) if is_text(series.dtype) else series
+    _warn_mixed(mixed)
+    out = pd.DataFrame(columns, index=frame.index)
+    out.columns = frame.columns
+    return out, kinds
+
+
+def _zones(measured: Sequence[Hashable], declared: Mapping[Hashable, Any]) -> dict:
+    """``{column: declared time zone or None}`` of the measured columns."""
+    return {name: declared_kind(declared[name])[2] if name in declared else None
+            for name in measured}
+
+
+def _warn_mixed(mixed: list) -> None:
     if mixed:
         warnings.warn(
             f"columns {mixed} hold text of which between half and 95% reads as numbers or "
             "as dates: they are modelled as categories (values outside the kept ones map to "
             "'<other>'). Declare their kind, e.g. domain={col: {'kind': 'numeric'}}.",
-            DomainInferenceWarning, stacklevel=3)
-    out = pd.DataFrame(columns, index=frame.index)
-    out.columns = frame.columns
-    return out, kinds
+            DomainInferenceWarning, stacklevel=4)
+
+
+def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
+                      budget: LedgerShare | None, rng: np.random.Generator | None,
+                      preprocessing: str = "private") -> dict:
+    """:func:`read_kinds` for a table held by an engine (DuckDB, Spark).
+
+    The engine's text columns declared as numbers or dates are read so
+    (:meth:`read_by_kinds` of the source); its untyped text columns (CSV
+    files read as text) get their kinds chosen privately from the engine's
+    exact kind histograms (``kind_counts_many``), as in memory.
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`ColumnKind` of the columns read by kind.
+    """
+    text = set(source.text_columns())
+    untyped = set(getattr(source, "untyped_columns", list)())
+    dtypes = {name: np.dtype(object) if name in untyped else None for name in source.columns}
+    measured = columns_to_measure(dtypes, declared)
+    noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
+                            preprocessing) if measured else ({}, 0.0)
+    read, kinds, mixed = {}, {}, []
+    for name in source.columns:
+        entry = declared.get(name)
+        if name not in text or (entry is None and name not in noisy):
+            continue
+        if entry is not None:
+            kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)
+        else:
+            kind, is_mixed = choose_kind(noisy[name], sigma)
+            if is_mixed:
+                mixed.append(name)
+        read[name] = (kind, entry is not None)
+        kinds[name] = kind
+    source.read_by_kinds(read)
+    _warn_mixed(mixed)
+    return kinds
 
 
 def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
@@ -460,11 +514,13 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
     return ColumnKind("typed"), False
 
 
-def _measure(frame: pd.DataFrame, measured: Mapping[Hashable, str | None],
+def _measure(counter: Any, measured: Mapping[Hashable, str | None],
              budget: LedgerShare | None, rng: np.random.Generator | None,
              preprocessing: str) -> tuple[dict, float]:
     """Every measured column's kind histogram (noisy; dates in the column's declared
-    zone ``measured[name]``) and the noise's standard deviation."""
+    zone ``measured[name]``) and the noise's standard deviation.
+
+    ``counter(measured)`` gives the exact histograms (one engine pass)."""
     if not measured:
         return {}, 0.0
     if preprocessing == "non-private":
@@ -473,18 +529,17 @@ def _measure(frame: pd.DataFrame, measured: Mapping[Hashable, str | None],
             f"{list(measured)} were read from the exact counts of the private data; the "
             "result is not differentially private. Declare them with domain=.",
             PrivacyWarning, stacklevel=4)
-        return {name: kind_counts(frame[name], tz) for name, tz in measured.items()}, 0.0
+        return counter(measured), 0.0
     if budget is None or rng is None or budget.rho <= 0:
         raise ValueError(
             f"columns {list(measured)} hold text (or datetimes) of no declared kind: declare "
             "them with domain= (e.g. {'kind': 'numeric'}, {'kind': 'datetime', 'unit': "
             "'day'}), or give a privacy budget to choose their kinds privately.")
     sigma = budget.sigma_for(budget.rho / len(measured))
-    out = {}
-    for name, tz in measured.items():
-        counts = kind_counts(frame[name], tz)
-        out[name] = budget.gaussian(counts, sigma=sigma, rng=rng, target=f"kind of {name!r}",
-                                    n_cells=counts.size)
+    exact = counter(measured)
+    out = {name: budget.gaussian(exact[name], sigma=sigma, rng=rng, target=f"kind of {name!r}",
+                                 n_cells=len(KIND_CELLS))
+           for name in measured}
     return out, sigma
 
 
@@ -544,3 +599,76 @@ def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.D
     out = pd.DataFrame(cast, index=frame.index)
     out.columns = frame.columns
     return out
+
+
+# --------------------------------------------------------------- CSV files
+#: Cells read as missing values in CSV files (and only these: "n/a" is text).
+CSV_NA_STRINGS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "None")
+
+#: Separators a CSV header may use: the one it holds most often wins (ties in this order).
+CSV_SEPARATORS = (",", ";", "\t")
+
+
+def csv_header(path: str, where: str) -> tuple[str, list[str]]:
+    """The separator and column names of a CSV file, from its header line alone.
+
+    The encoding is UTF-8 (a byte-order mark is dropped; ``.gz`` files are
+    decompressed); the separator is the comma, semicolon or tab that the
+    header holds most often.  Only the header line is read: nothing here
+    depends on the rows.
+
+    Parameters
+    ----------
+    path : str
+        A CSV file.
+    where : str
+        What to call the header in messages.
+
+    Returns
+    -------
+    separator : str
+    names : list of str
+
+    Raises
+    ------
+    ValueError
+        For a header that is not UTF-8 or is empty, or has empty or repeated
+        column names (naming their positions).
+    """
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        line = handle.readline()
+    try:
+        header = line.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise ValueError(f"{where} is not UTF-8 text; save the file as UTF-8.") from None
+    if not header.strip():
+        raise ValueError(f"{where} is empty (the first line names the columns).")
+    separator = max(CSV_SEPARATORS, key=lambda s: (header.count(s), -CSV_SEPARATORS.index(s)))
+    names = [name.strip() for name in next(csv.reader([header], delimiter=separator))]
+    check_column_names(names, where)
+    return separator, names
+
+
+def check_column_names(names: Sequence[Any], where: str) -> None:
+    """ValueError naming the positions of empty or repeated column names (a header
+    is schema: public).
+
+    Parameters
+    ----------
+    names : sequence
+    where : str
+        What to call the header in messages.
+    """
+    empty = [i + 1 for i, name in enumerate(names) if not str(name).strip()]
+    if empty:
+        raise ValueError(f"{where} has an empty column name at position(s) {empty}; name "
+                         "every column.")
+    positions: dict = {}
+    for i, name in enumerate(names):
+        positions.setdefault(name, []).append(i + 1)
+    repeated = {name: at for name, at in positions.items() if len(at) > 1}
+    if repeated:
+        shown = "; ".join(f"{name!r} at positions {at}" for name, at in repeated.items())
+        raise ValueError(f"{where} repeats column names ({shown}); give every column its own "
+                         "name.")

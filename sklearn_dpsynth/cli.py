@@ -8,7 +8,6 @@ and exit with code 1; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import warnings
@@ -18,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._column_kinds import CSV_NA_STRINGS, check_column_names, csv_header, read_kinds
 from .exceptions import PrivacyWarning
 from .persistence import load, save
 from .public_domain import describe_domain
@@ -46,51 +46,6 @@ class CommandError(Exception):
 
 
 # ------------------------------------------------------------------ tables
-#: Separators a CSV header may use; the one it holds most often wins (ties in this order).
-_SEPARATORS = (",", ";", "\t")
-
-#: Cells read as missing values in a CSV file (and only these: "n/a" is text).
-NA_STRINGS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "None")
-
-
-def _header_format(file: Path) -> tuple[str, list[str]]:
-    """The separator and column names of a CSV file, from its header line alone.
-
-    The encoding is UTF-8 (a byte-order mark is dropped); the separator is
-    the comma, semicolon or tab the header holds most often.  Only the
-    header is read: nothing here depends on the rows.
-    """
-    with open(file, "rb") as handle:
-        line = handle.readline()
-    try:
-        header = line.decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError:
-        raise CommandError(f"{file}: the header line is not UTF-8 text; save the file as "
-                           "UTF-8.") from None
-    if not header.strip():
-        raise CommandError(f"{file} has no header line (the first line names the columns).")
-    separator = max(_SEPARATORS, key=lambda s: (header.count(s), -_SEPARATORS.index(s)))
-    names = next(csv.reader([header], delimiter=separator, skipinitialspace=True))
-    _check_names(file, [name.strip() for name in names])
-    return separator, names
-
-
-def _check_names(file: Path, names: list[str]) -> None:
-    """CommandError naming the positions of empty or repeated column names."""
-    empty = [i + 1 for i, name in enumerate(names) if not name]
-    if empty:
-        raise CommandError(f"{file}: the header has an empty column name at position(s) "
-                           f"{empty}; name every column.")
-    seen: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        seen.setdefault(name, []).append(i + 1)
-    repeated = {name: where for name, where in seen.items() if len(where) > 1}
-    if repeated:
-        shown = "; ".join(f"{name!r} at positions {where}" for name, where in repeated.items())
-        raise CommandError(f"{file}: the header repeats column names ({shown}); give every "
-                           "column its own name.")
-
-
 def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     """Read a CSV or Parquet file (by extension) into a DataFrame.
 
@@ -131,13 +86,13 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
             raise CommandError("reading Parquet needs pyarrow: "
                                "pip install 'sklearn-dpsynth[parquet]'") from None
         frame = pd.read_parquet(file)
-        _check_names(file, [str(c).strip() for c in frame.columns])
+        _checked(check_column_names, list(frame.columns), f"{path}: the column names")
         return frame
-    separator, names = _header_format(file)
+    separator, names = _checked(csv_header, str(file), f"{path}: the header line")
     try:
         frame = pd.read_csv(file, sep=separator, encoding="utf-8-sig", dtype=object,
                             header=0, names=names, skipinitialspace=True,
-                            keep_default_na=False, na_values=list(NA_STRINGS))
+                            keep_default_na=False, na_values=list(CSV_NA_STRINGS))
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError,
             ValueError) as exc:
         raise CommandError(f"{path} is not a readable CSV file ({type(exc).__name__})") from None
@@ -145,11 +100,17 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     return frame if as_text else _exact_kinds(frame)
 
 
+def _checked(check: Any, *args: Any) -> Any:
+    """``check(*args)``, its ValueError as a CommandError."""
+    try:
+        return check(*args)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns cast by the public kind rule on their exact counts (no privacy:
     for the commands that read a table without protection)."""
-    from ._column_kinds import read_kinds
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         typed, _ = read_kinds(frame, {}, budget=None, rng=None, preprocessing="non-private")
