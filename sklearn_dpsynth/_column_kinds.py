@@ -477,9 +477,11 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
                             preprocessing) if measured else ({}, 0.0)
     read, kinds, mixed = {}, {}, []
+    schema = source.schema_frame()
     for name in source.columns:
         entry = declared.get(name)
         if name not in text or (entry is None and name not in noisy):
+            kinds[name], _ = _kind_of(schema[name], None, None, sigma)
             continue
         if entry is not None:
             kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)

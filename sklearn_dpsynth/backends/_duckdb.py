@@ -37,7 +37,7 @@ from .._column_kinds import (CSV_NA_STRINGS, DATE_PATTERN, INTEGER_PATTERN, KIND
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
                       kind_dtype, kind_family, modelled_dtype, raise_unencodable, row_blocks,
-                      text_kinds)
+                      text_kinds, with_implied_kinds)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable, in_passes
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
@@ -176,13 +176,15 @@ class DuckDBSource:
     def _text(self, name: Hashable) -> str:
         return f"trim(CAST({_quote(name)} AS VARCHAR))"
 
-    def _read_text(self, name: Hashable, kind: Any) -> str:
+    def _read_text(self, name: Hashable, kind: Any, strict: bool) -> str:
         """SQL for a text column read as ``kind``: a DOUBLE (dates in seconds since
         the epoch), NULL when it does not read so (the rules of
-        :mod:`sklearn_dpsynth._column_kinds`)."""
+        :mod:`sklearn_dpsynth._column_kinds`; a declared integer column reads
+        whole numbers only)."""
         text = self._text(name)
         if kind.kind != "datetime":
-            number = (f"(CASE WHEN regexp_full_match({text}, {_string(NUMBER_PATTERN)}) "
+            pattern = INTEGER_PATTERN if strict and kind.kind == "integer" else NUMBER_PATTERN
+            number = (f"(CASE WHEN regexp_full_match({text}, {_string(pattern)}) "
                       f"THEN TRY_CAST({text} AS DOUBLE) END)")
             return f"round_even({number}, 0)" if kind.kind == "integer" else number
         return (f"(CAST({self._instant_ns(text, kind.tz)} AS DOUBLE) "
@@ -232,7 +234,7 @@ class DuckDBSource:
         """SQL for the column as a DOUBLE (datetimes in seconds since the
         epoch, UTC); NULL when missing (NULL or NaN)."""
         if name in self.kinds:
-            return self._read_text(name, self.kinds[name][0])
+            return self._read_text(name, *self.kinds[name])
         column = _quote(name)
         if self._family(name) == "datetime":
             if self.sql_types[name].upper() == "DATE":
@@ -402,6 +404,7 @@ class DuckDBSource:
             Naming a column whose values the domain cannot encode (never
             the values, nor how many).
         """
+        self.read_by_kinds(with_implied_kinds(self.kinds, domain, self.text_columns()))
         numbers = ", ".join(f"{self.number(c)} AS {_quote(f'__v{j}')}"
                             for j, c in enumerate(self.columns)
                             if self._family(c) in ("number", "datetime"))

@@ -19,11 +19,12 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec
+from .._column_kinds import ColumnKind
+from ..domain import ColumnSpec, Domain, declared_kind
 
 __all__ = ["modelled_dtype", "family", "encoding_path", "raise_unencodable", "counts_from_cells",
            "row_blocks", "MISSING", "CATEGORIES", "BOUNDS", "codes_reason", "NOT_READ",
-           "kind_dtype", "kind_family", "text_kinds"]
+           "kind_dtype", "kind_family", "text_kinds", "with_implied_kinds"]
 
 #: Why a table is unencodable (completing "column 'c' (...) contains ...").
 MISSING = "missing values but its domain does not allow them; declare it with missing=True"
@@ -163,3 +164,14 @@ def kind_dtype(kind: Any) -> Any:
 def kind_family(kind: Any) -> str:
     """The family (see :func:`family`) of a text column read as ``kind``."""
     return "datetime" if kind.kind == "datetime" else "number"
+
+
+def with_implied_kinds(kinds: dict, domain: Domain, text_columns: Sequence[Hashable]) -> dict:
+    """``kinds`` and, for every text column that a numeric or codes spec encodes
+    without a kind of its own, the kind its spec declares (strict: text that
+    does not read so is an error naming the column, never an engine cast error)."""
+    out = dict(kinds)
+    for spec in domain.specs:
+        if spec.name in text_columns and spec.name not in out and spec.kind != "categorical":
+            out[spec.name] = (ColumnKind(*declared_kind(spec)), True)
+    return out
