@@ -111,6 +111,14 @@ class ColumnKind:
 
 
 # ------------------------------------------------------------------ schema
+def holds_text(dtype: Any) -> bool:
+    """Whether a dtype holds text: ``object`` or a pandas string dtype.  Such a
+    column is read as numbers or dates when it is declared so."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+
 def is_text(dtype: Any) -> bool:
     """Whether a dtype holds values of no declared kind: ``object``.
 
@@ -432,8 +440,9 @@ def read_kinds(
         if is_mixed:
             mixed.append(name)
         kinds[name] = kind
-        declared_text = name in declared and is_text(series.dtype)
-        columns[name] = _cast(series, kind, declared_text) if is_text(series.dtype) else series
+        declared_text = name in declared and holds_text(series.dtype)
+        columns[name] = _cast(series, kind, declared_text) if (
+            declared_text or is_text(series.dtype)) else series
     _warn_mixed(mixed)
     out = pd.DataFrame(columns, index=frame.index)
     out.columns = frame.columns
@@ -471,7 +480,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
         Column name -> :class:`ColumnKind` of the columns read by kind.
     """
     text = set(source.text_columns())
-    untyped = set(getattr(source, "untyped_columns", list)())
+    untyped = set(source.untyped_columns())
     dtypes = {name: np.dtype(object) if name in untyped else None for name in source.columns}
     measured = columns_to_measure(dtypes, declared)
     noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
@@ -504,7 +513,7 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
         kind = _declared_text_kind(entry)
         if counts is not None and kind.kind == "datetime":
             kind = ColumnKind("datetime", choose_unit(counts[3:]), kind.tz)
-        if not is_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
+        if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
             return ColumnKind("typed"), False
         return kind, False
     if counts is not None:
@@ -595,7 +604,8 @@ def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.D
     for name in frame.columns:
         series, kind = frame[name], kinds.get(name)
         unhashable_check(series)
-        if kind is not None and is_text(series.dtype) and kind.kind not in ("typed", "category"):
+        if kind is not None and holds_text(series.dtype) and \
+                kind.kind not in ("typed", "category"):
             series = _cast(series, kind, declared=False)
         cast[name] = series
     out = pd.DataFrame(cast, index=frame.index)
