@@ -191,10 +191,7 @@ class ColumnSpec:
             raise ValueError(f"column {self.name!r}: unit must be one of {DATETIME_UNITS}, got "
                              f"{self.unit!r}.")
         if self.tz is not None:
-            try:
-                pd.Timestamp(0, tz=self.tz)
-            except Exception:  # noqa: BLE001  (pytz, zoneinfo and dateutil raise differently)
-                raise ValueError(f"column {self.name!r}: unknown time zone {self.tz!r}.") from None
+            _check_zone(self.name, self.tz)
 
     def _check_categories(self) -> None:
         if self.categories is None:
@@ -574,6 +571,14 @@ def _timedeltas_as_seconds(values: Any) -> np.ndarray:
     return (deltas / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
 
 
+def _check_zone(name: Hashable, tz: Any) -> None:
+    """ValueError naming the column unless ``tz`` is a time zone pandas knows."""
+    try:
+        pd.Timestamp(0, tz=tz)
+    except Exception:  # noqa: BLE001  (zoneinfo, pytz and dateutil raise differently)
+        raise ValueError(f"column {name!r}: unknown time zone {tz!r}.") from None
+
+
 def _iso(seconds: float, tz: str | None = None) -> str:
     """Seconds since the epoch as an ISO date (with the time when it is not
     midnight), in ``tz`` when given."""
@@ -881,6 +886,8 @@ def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int,
             kind, "number")
         spec.setdefault("integer", integer or kind == "integer")
         if kind == "datetime":
+            if tz is not None:
+                _check_zone(name, tz)
             spec.update(unit=unit, tz=tz)
         elif unit is not None or tz is not None:
             raise ValueError(f"column {name!r}: 'unit' and 'tz' apply to datetime columns only.")
