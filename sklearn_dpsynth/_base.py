@@ -136,7 +136,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
                     rng: np.random.Generator) -> tuple:
         """The table with its text columns read by kind, its form, the kinds and
-        the domain-learning share (see :mod:`sklearn_dpsynth._column_kinds`).
+        the domain-learning share (see ``sklearn_dpsynth._column_kinds``).
 
         A ``"column kinds"`` share of ``KIND_SHARE`` of the preprocessing
         budget is taken when some columns' kinds (or datetime units) are

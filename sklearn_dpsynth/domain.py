@@ -754,10 +754,11 @@ def spec_from_declaration(
         make a datetime column), or a dict with keys ``kind``/``n_codes``/
         ``categories``/``bounds``/``edges``/``n_bins``/``resolution``/
         ``points``/``integer``/``missing``/``other``/``clip``/``unit``/
-        ``tz``/``note``.  ``kind`` is one of :data:`DECLARED_KINDS`:
+        ``tz``/``note``.  ``kind`` is one of
         ``"numeric"``, ``"integer"`` (numeric with ``integer=True``),
         ``"datetime"`` (bounds as ISO strings or Timestamps, read in ``tz``
-        when given; ``unit`` one of :data:`DATETIME_UNITS` floors decoded
+        when given; ``unit`` (``"year"``, ``"month"``, ``"day"``, ``"hour"``,
+        ``"minute"`` or ``"second"``) floors decoded
         values to it; ``tz`` an IANA name, omitted for naive datetimes),
         ``"timedelta"`` (bounds as durations or seconds), ``"category"``
         (or ``"categorical"``) and ``"codes"``.  ``note`` is free text,
@@ -778,7 +779,7 @@ def spec_from_declaration(
         None for a dict that declares only the kind of the values (no
         ``bounds``, ``edges``, ``categories`` or ``n_codes``): the column's
         range is then learned like an undeclared column's, from values
-        read as that kind (see :func:`declared_kind`).
+        read as that kind (see ``declared_kind``).
     """
     if isinstance(declared, ColumnSpec):
         return declared

@@ -148,7 +148,7 @@ class DuckDBSource:
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
         """An empty DataFrame with the columns' modelled pandas dtypes (text
-        columns read by kind as that kind's, see :meth:`read_by_kinds`)."""
+        columns read by kind as that kind's, see ``read_by_kinds``)."""
         return pd.DataFrame({c: pd.Series([], dtype=kind_dtype(self.kinds[c][0])
                                           if c in self.kinds else modelled_dtype(_kind(t)))
                              for c, t in self.sql_types.items()})
@@ -179,7 +179,7 @@ class DuckDBSource:
     def _read_text(self, name: Hashable, kind: Any, strict: bool) -> str:
         """SQL for a text column read as ``kind``: a DOUBLE (dates in seconds since
         the epoch), NULL when it does not read so (the rules of
-        :mod:`sklearn_dpsynth._column_kinds`; a declared integer column reads
+        ``sklearn_dpsynth._column_kinds``; a declared integer column reads
         whole numbers only)."""
         text = self._text(name)
         if kind.kind != "datetime":
@@ -202,7 +202,7 @@ class DuckDBSource:
                 f"epoch_ns(TRY_CAST({text} AS TIMESTAMPTZ)) ELSE epoch_ns({naive}) END)")
 
     def _kind_cell(self, name: Hashable, tz: str | None) -> str:
-        """SQL for the cell of :data:`~sklearn_dpsynth._column_kinds.KIND_CELLS` of
+        """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
         each present value of a text column (NULL when missing)."""
         text = self._text(name)
         wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
@@ -219,7 +219,7 @@ class DuckDBSource:
                 f"WHEN {self._instant_ns(text, tz)} IS NOT NULL THEN {dates} ELSE 2 END")
 
     def kind_counts_many(self, zones: dict) -> dict:
-        """Exact kind histograms (:func:`~sklearn_dpsynth._column_kinds.kind_counts`)
+        """Exact kind histograms (``sklearn_dpsynth._column_kinds.kind_counts``)
         of text columns ``{column: tz}``, in one ``GROUPING SETS`` query per batch."""
         out: dict = {}
         names = list(zones)
@@ -620,7 +620,7 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         separator -- comma, semicolon or tab -- and UTF-8 encoding from the
         first file's header line alone, never their rows); their columns
         are read by their declared kinds, or kinds chosen privately in
-        ``fit`` (see :mod:`sklearn_dpsynth._column_kinds`).
+        ``fit`` (see ``sklearn_dpsynth._column_kinds``).
     memory_limit : str, optional
         DuckDB's ``memory_limit`` for a new connection (e.g. ``"200MB"``).
 

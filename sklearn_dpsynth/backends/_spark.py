@@ -25,7 +25,7 @@ public; error messages name columns, never values or row counts.  Spark's
 own errors (which quote values, e.g. a text cell a cast cannot read) are
 replaced by one that names the table only (:func:`withheld`); text
 columns declared as numbers or dates are read by the public rules of
-:mod:`sklearn_dpsynth._column_kinds` (a cell that does not read so is an
+``sklearn_dpsynth._column_kinds`` (a cell that does not read so is an
 encoding error naming the column), never by a failing cast.
 """
 
@@ -127,7 +127,7 @@ class SparkSource:
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
         """An empty DataFrame with the columns' modelled pandas dtypes (text
-        columns read by kind as that kind's, see :meth:`read_by_kinds`)."""
+        columns read by kind as that kind's, see ``read_by_kinds``)."""
         return pd.DataFrame({c: pd.Series([], dtype=kind_dtype(self.kinds[c][0])
                                           if c in self.kinds
                                           else modelled_dtype(_kind(self.types[c])))
@@ -166,7 +166,7 @@ class SparkSource:
     def _read_text(self, name: Hashable, kind: Any, strict: bool) -> Any:
         """A text column read as ``kind``: a double (dates in seconds since the
         epoch), null when it does not read so (the rules of
-        :mod:`sklearn_dpsynth._column_kinds`)."""
+        ``sklearn_dpsynth._column_kinds``)."""
         F = _functions()
         text = self._text(name)
         if kind.kind != "datetime":
