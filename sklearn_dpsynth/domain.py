@@ -579,6 +579,16 @@ def _check_zone(name: Hashable, tz: Any) -> None:
         raise ValueError(f"column {name!r}: unknown time zone {tz!r}.") from None
 
 
+def _check_date_bounds(name: Hashable, bounds: Any, tz: str | None) -> None:
+    """ValueError naming the column (bounds as ISO dates) unless ``low < high``."""
+    if bounds is None or len(bounds) != 2:
+        return
+    low, high = (_bound_as_float(name, v, tz, "datetime") for v in bounds)
+    if not high > low:
+        raise ValueError(f"column {name!r}: datetime bounds must have low < high, got "
+                         f"[{_iso(low, tz)}, {_iso(high, tz)}].")
+
+
 def _iso(seconds: float, tz: str | None = None) -> str:
     """Seconds since the epoch as an ISO date (with the time when it is not
     midnight), in ``tz`` when given."""
@@ -890,6 +900,7 @@ def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int,
             if tz is not None:
                 _check_zone(name, tz)
             spec.update(unit=unit, tz=tz)
+            _check_date_bounds(name, spec.get("bounds"), tz)
         elif unit is not None or tz is not None:
             raise ValueError(f"column {name!r}: 'unit' and 'tz' apply to datetime columns only.")
         _numeric_edges_from_mapping(name, spec, n_bins)

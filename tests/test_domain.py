@@ -277,3 +277,9 @@ def test_timedelta_specs_encode_durations_and_show_them_in_messages():
     np.testing.assert_array_equal(codes, [0, 3])
     with pytest.raises(ValueError, match=r"\[0 days 00:00:00, 1 days 00:00:00\]"):
         spec.encode(pd.to_timedelta(["2 days"]).to_numpy())
+
+
+def test_reversed_datetime_bounds_are_shown_as_dates():
+    with pytest.raises(ValueError, match=r"'d'.*\[2014-01-01, 2013-01-01\]"):
+        spec_from_declaration("d", {"kind": "datetime", "bounds": ["2014-01-01", "2013-01-01"]},
+                              4)

@@ -8,6 +8,7 @@ durations, unhashable cells and numpy string arrays.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -20,6 +21,7 @@ from sklearn_dpsynth._column_kinds import (DATE_PATTERN, KIND_CELLS, NUMBER_PATT
                                            ColumnKind, choose_kind, choose_unit, kind_counts,
                                            read_kinds)
 from sklearn_dpsynth.cli import main, read_table
+from sklearn_dpsynth.domain import spec_from_declaration
 from sklearn_dpsynth.exceptions import DomainInferenceWarning
 
 
@@ -122,6 +124,32 @@ def test_csv_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
     assert dtypes == ["object", "Int64", "datetime64[ns]", "float64"]
     assert ("column kinds", "kind of 'when'") in ledger
     assert ("domain learning", "range of 'age'") in ledger
+
+
+@pytest.mark.parametrize("extra", [
+    {"sex": "F", "age": "", "when": "2013-05-01", "amount": "10.5"},
+    {"sex": "F", "age": "forty", "when": "2013-05-01", "amount": "10.5"},
+])
+def test_duckdb_path_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
+    frame = _csv_table()
+    neighbour = pd.concat([frame, pd.DataFrame([extra])], ignore_index=True)
+    views = []
+    for name, table in (("d.csv", frame), ("e.csv", neighbour)):
+        table.to_csv(tmp_path / name, index=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = MSTSynthesizer(random_state=5).fit(str(tmp_path / name), epsilon=20.0)
+        views.append(_public_view(model))
+    assert views[0] == views[1]
+
+
+def test_describe_drafts_dates_as_dates(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    _csv_table(300).to_csv(path, index=False)
+    assert main(["describe", str(path)]) == 0
+    entry = json.loads(capsys.readouterr().out)["when"]
+    assert entry["bounds"][0].startswith("2013-01-01") and entry["bounds"][1].startswith("2013-12")
+    assert spec_from_declaration("when", entry, 8).value_type == "datetime"
 
 
 def test_dataframe_object_columns_neighbours(tmp_path):
