@@ -350,10 +350,11 @@ def _cast(series: pd.Series, kind: ColumnKind, declared: bool) -> pd.Series:
     parsed = _parse(series, kind.tz)
     present = parsed.text.notna().to_numpy(dtype=bool)
     if kind.kind in ("numeric", "integer", "codes"):
-        ok = parsed.is_integer if kind.kind == "integer" and declared else parsed.is_number
+        whole = kind.kind in ("integer", "codes")
+        ok = parsed.is_integer if whole and declared else parsed.is_number
         values = np.where(ok, parsed.numbers, np.nan)
         _check_read(series.name, kind.kind, declared, present & ~ok)
-        if kind.kind == "integer":
+        if whole:
             return pd.Series(pd.array(np.rint(values), dtype="Float64").astype("Int64"),
                              index=series.index, name=series.name)
         return pd.Series(values, index=series.index, name=series.name)

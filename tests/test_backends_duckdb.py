@@ -395,3 +395,26 @@ def test_non_nullable_dtypes_are_schema_information_not_data():
     assert repr(nullable_fit.domain_) == repr(engine_fit.domain_)
     assert nullable_fit.privacy_ledger_.spent() == engine_fit.privacy_ledger_.spent()
     assert nullable_fit._estimated_n_records() == engine_fit._estimated_n_records()
+
+
+def test_declared_numeric_text_neighbours_share_one_error_without_values(tmp_path):
+    """D: a text column declared numeric whose cells all read as numbers; D' and
+    D'': one more row of text ("CANARY..."), as a relation and as a CSV path:
+    DuckDB never casts the text (its error would quote it); the library's
+    error names the column only, the same for both neighbours."""
+    base = pd.DataFrame({"x": [str(i % 10) for i in range(200)], "c": ["a", "b"] * 100})
+    domain = {"x": {"kind": "numeric", "bounds": [0, 10]}}
+    con = duckdb.connect()
+    MST(domain=domain, random_state=0).fit(con.from_df(base), epsilon=2.0)
+    messages = []
+    for canary in ("CANARY_7f3k", "CANARY_q9"):
+        bad = pd.concat([base, pd.DataFrame({"x": [canary], "c": ["a"]})], ignore_index=True)
+        path = tmp_path / f"{canary}.csv"
+        bad.to_csv(path, index=False)
+        for table in (con.from_df(bad), str(path)):
+            with pytest.raises(ValueError) as error:
+                MST(domain=domain, random_state=0).fit(table, epsilon=2.0)
+            assert error.value.__cause__ is None and error.value.__context__ is None
+            messages.append(str(error.value).replace("files read_csv", "a DuckDB relation"))
+    assert len(set(messages)) == 1
+    assert "CANARY" not in messages[0] and "column 'x'" in messages[0]

@@ -183,10 +183,11 @@ class DuckDBSource:
         whole numbers only)."""
         text = self._text(name)
         if kind.kind != "datetime":
-            pattern = INTEGER_PATTERN if strict and kind.kind == "integer" else NUMBER_PATTERN
+            whole = kind.kind in ("integer", "codes")
+            pattern = INTEGER_PATTERN if strict and whole else NUMBER_PATTERN
             number = (f"(CASE WHEN regexp_full_match({text}, {_string(pattern)}) "
                       f"THEN TRY_CAST({text} AS DOUBLE) END)")
-            return f"round_even({number}, 0)" if kind.kind == "integer" else number
+            return f"round_even({number}, 0)" if whole else number
         return (f"(CAST({self._instant_ns(text, kind.tz)} AS DOUBLE) "
                 "/ CAST(1000000000 AS DOUBLE))")
 

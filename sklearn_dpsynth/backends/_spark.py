@@ -170,9 +170,10 @@ class SparkSource:
         F = _functions()
         text = self._text(name)
         if kind.kind != "datetime":
-            pattern = INTEGER_PATTERN if strict and kind.kind == "integer" else NUMBER_PATTERN
+            whole = kind.kind in ("integer", "codes")
+            pattern = INTEGER_PATTERN if strict and whole else NUMBER_PATTERN
             number = F.when(text.rlike(f"^(?:{pattern})$"), text.try_cast("double"))
-            return F.round(number, 0) if kind.kind == "integer" else number
+            return F.bround(number, 0) if whole else number
         is_date = text.rlike(f"^(?:{DATE_PATTERN})$")
         instant = text.try_cast("timestamp")  # an offset read as written
         wall = F.from_utc_timestamp(text.try_cast("timestamp_ntz").cast("timestamp"),
