@@ -1,8 +1,8 @@
 """Reading columns by kind: declared, or chosen privately, never guessed from rows.
 
-A column of *text* (a DataFrame's ``object`` or string column, a CSV file
-read as text, a numpy array of strings) says nothing public about what its
-values are.  Its kind decides how it is modelled (a numeric range, dates,
+A column of untyped *text* (a DataFrame's ``object`` column, a numpy array
+of strings, a CSV file read as text by ``dpsynth`` or by ``fit`` on a path)
+says nothing public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
 or categories), so choosing it by looking at the rows -- as
 ``pandas.read_csv`` does -- would let one row change the released model
 (one text cell turns a numeric column into categories; one missing value
@@ -32,10 +32,14 @@ text column read as dates has its unit (the coarsest of year, month, day,
 hour, minute, second that the dates start) chosen from the same histogram
 (its date cells), so that synthetic dates keep the resolution of the real
 ones; a typed datetime column keeps the unit it is declared with, if any.
-Which columns are measured depends on the schema and the declaration only, and each is charged whether or not its
-kind turns out ambiguous, so the ledger's lines are the same for
-neighbouring tables.  Everything after the noisy counts is
-post-processing.
+Which columns are measured depends on the schema and the declaration
+only, and each is charged whether or not its kind turns out ambiguous,
+so the ledger's lines are the same for neighbouring tables.  Everything
+after the noisy counts is post-processing.  A typed text column (a pandas
+string column, an engine's string type) is categories unless it is
+declared as numbers or dates, when it is read so as well.  Engines
+(DuckDB, Spark) read text by the same rules in their own expressions
+(:func:`read_engine_kinds`), with the same histogram for untyped CSV text.
 
 The parsing rules are public and the same on every backend: a number is
 ``[+-]digits[.digits][e[+-]digits]`` (:data:`NUMBER_PATTERN`), a date is

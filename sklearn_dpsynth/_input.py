@@ -201,8 +201,8 @@ def check_table(X: Any) -> tuple[pd.DataFrame, InputForm]:
         # an array of strings is text: its "<U..." width is the longest private
         # string, so it is held (and given back) as objects
         dtype = np.dtype(object) if array.dtype.kind in "USO" else array.dtype
-        frame = pd.DataFrame(array.astype(dtype), columns=list(range(array.shape[1])),
-                             dtype=dtype)
+        frame = pd.DataFrame(array.astype(dtype, copy=False),
+                             columns=list(range(array.shape[1])), dtype=dtype)
         form = InputForm(list(range(array.shape[1])), [dtype] * array.shape[1], False)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("X is empty: need at least one row and one column.")
