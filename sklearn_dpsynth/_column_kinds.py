@@ -174,10 +174,16 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
 
 
 # ----------------------------------------------------------------- parsing
+#: What ``pandas.api.types.infer_dtype`` calls columns of scalars only.
+_SCALARS = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float",
+                      "decimal", "boolean", "datetime", "datetime64", "date", "timedelta",
+                      "timedelta64", "time", "bytes", "complex", "period"})
+
+
 def unhashable_check(series: pd.Series) -> None:
     """TypeError naming the column when an object column holds lists, dicts,
     sets or arrays (cells that cannot be a category or a number)."""
-    if series.dtype != object:
+    if series.dtype != object or pd.api.types.infer_dtype(series, skipna=True) in _SCALARS:
         return
     if any(isinstance(v, (list, dict, set, np.ndarray)) for v in series.to_numpy()):
         raise TypeError(f"column {series.name!r} holds lists, dicts, sets or arrays in its "
@@ -187,6 +193,10 @@ def unhashable_check(series: pd.Series) -> None:
 def _as_text(series: pd.Series) -> pd.Series:
     """The present cells of a text column as stripped strings (missing as NA):
     numbers as their ``repr``, datetimes in ISO form, other objects as ``str``."""
+    if pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty"):
+        # strings only (a CSV read as text): one vectorised pass
+        stripped = series.astype("string").str.strip()
+        return stripped.astype(object).where(stripped.notna(), None)
     values = series.to_numpy(dtype=object)
     missing = np.asarray(pd.isna(series), dtype=bool)
     out = np.empty(len(values), dtype=object)
@@ -217,9 +227,7 @@ class _Parsed:
 
 
 def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
-    text = _as_text(series) if series.dtype == object else pd.Series(
-        series.astype(object).where(series.notna(), None).map(
-            lambda v: v.strip() if isinstance(v, str) else v), index=series.index, dtype=object)
+    text = _as_text(series)
     strings = text.astype("string")
     is_integer = strings.str.fullmatch(INTEGER_PATTERN).fillna(False).to_numpy(dtype=bool)
     is_number = strings.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool)
@@ -258,7 +266,8 @@ def _unit_cells(stamps: pd.Series) -> np.ndarray:
     return cells
 
 
-def kind_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
+def kind_counts(series: pd.Series, tz: str | None = None,
+                parsed: _Parsed | None = None) -> np.ndarray:
     """Exact counts of a column's present values in the cells of :data:`KIND_CELLS`.
 
     Each present value lands in exactly one cell, so the histogram has L2
@@ -271,13 +280,15 @@ def kind_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
         A text column.
     tz : str, optional
         Time zone whose wall clock decides the units of dates.
+    parsed : optional
+        The column already parsed (in ``tz``).
 
     Returns
     -------
     ndarray of float, shape (len(KIND_CELLS),)
     """
     counts = np.zeros(len(KIND_CELLS))
-    parsed = _parse(series, tz)
+    parsed = _parse(series, tz) if parsed is None else parsed
     present = parsed.text.notna().to_numpy(dtype=bool)
     dates = parsed.dates.notna().to_numpy(dtype=bool) & ~parsed.is_number
     counts[0] = np.count_nonzero(parsed.is_integer)
@@ -346,12 +357,14 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
 
 
 # ----------------------------------------------------------------- casting
-def _cast(series: pd.Series, kind: ColumnKind, declared: bool) -> pd.Series:
+def _cast(series: pd.Series, kind: ColumnKind, declared: bool,
+          parsed: _Parsed | None = None) -> pd.Series:
     """A text column read as ``kind``; a value that does not read so is an error
-    (declared kinds) or missing (chosen kinds)."""
+    (declared kinds) or missing (chosen kinds).  ``parsed``: the column already
+    parsed in ``kind.tz``."""
     if kind.kind == "category":
         return series
-    parsed = _parse(series, kind.tz)
+    parsed = _parse(series, kind.tz) if parsed is None else parsed
     present = parsed.text.notna().to_numpy(dtype=bool)
     if kind.kind in ("numeric", "integer", "codes"):
         whole = kind.kind in ("integer", "codes")
@@ -435,9 +448,14 @@ def read_kinds(
     for name in frame.columns:
         unhashable_check(frame[name])
     measured = columns_to_measure(dict(frame.dtypes.items()), declared)
-    noisy, sigma = _measure(
-        lambda zones: {name: kind_counts(frame[name], tz) for name, tz in zones.items()},
-        _zones(measured, declared), budget, rng, preprocessing)
+    zones = _zones(measured, declared)
+    parsed = {}  # each measured column is parsed once, for its counts and its cast
+
+    def counter(zones: Mapping) -> dict:
+        parsed.update((name, _parse(frame[name], tz)) for name, tz in zones.items())
+        return {name: kind_counts(frame[name], tz, parsed[name]) for name, tz in zones.items()}
+
+    noisy, sigma = _measure(counter, zones, budget, rng, preprocessing)
     kinds, columns, mixed = {}, {}, []
     for name in frame.columns:
         series = frame[name]
@@ -446,7 +464,8 @@ def read_kinds(
             mixed.append(name)
         kinds[name] = kind
         declared_text = name in declared and holds_text(series.dtype)
-        columns[name] = _cast(series, kind, declared_text) if (
+        reuse = parsed.get(name) if kind.tz == zones.get(name) else None
+        columns[name] = _cast(series, kind, declared_text, reuse) if (
             declared_text or is_text(series.dtype)) else series
     _warn_mixed(mixed)
     out = pd.DataFrame(columns, index=frame.index)
