@@ -54,7 +54,7 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     alone, and no column's type is guessed from its rows.  With
     ``as_text=True`` (what ``dpsynth fit`` reads) every CSV column is left
     as text (object dtype) for the estimator to read by its declared or
-    privately chosen kind (see :mod:`sklearn_dpsynth._column_kinds`);
+    privately chosen kind (see ``sklearn_dpsynth._column_kinds``);
     otherwise (``describe`` and ``report``, which read their tables without
     privacy protection anyway) the text is cast by the same public rule on
     the exact counts.  A Parquet file keeps its schema.
