@@ -337,3 +337,22 @@ def test_duckdb_path_reads_like_the_cli(tmp_path):
                                   memory.privacy_ledger_.summary())
     pd.testing.assert_frame_equal(engine.sample(200, random_state=0),
                                   memory.sample(200, random_state=0))
+
+
+def test_numpy_string_neighbours_share_dtype_sizes_and_ledger():
+    """D holds one-letter strings (``<U1``); D' one more row of eleven letters
+    (``<U11``) and one of a number: what the release shows is the same."""
+    rng = np.random.default_rng(4)
+    base = np.stack([rng.choice(list("abc"), 3000), rng.integers(0, 9, 3000).astype("<U1")],
+                    axis=1)
+    neighbour = np.concatenate([base, np.array([["abcdefghijk", "x"]])])
+    assert base.dtype != neighbour.dtype
+    views = []
+    for array in (base, neighbour):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = IndependentSynthesizer(random_state=0).fit(array, epsilon=10.0)
+        summary = model.privacy_ledger_.summary()
+        views.append((model.sample(20, random_state=0).dtype, model.domain_.sizes,
+                      list(summary["target"])))
+    assert views[0] == views[1] and views[0][0] == np.dtype(object)
