@@ -12,6 +12,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure,
+                            read_engine_kinds, read_kinds, read_like)
 from ._validation import COMMON_CONSTRAINTS, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -107,24 +109,55 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
         else:
             frame, form = check_table(X)
-        public_frame = self._align_public(public_data, form)
         rng = check_rng(self.random_state)
-        share = self.preprocessing_budget
-        self.domain_ = learn_domain(
-            frame, self._declared_domain(form), n_bins=self.n_bins,
-            preprocessing=self.preprocessing, rng=rng,
-            budget=ledger.share(share * ledger.rho_budget, share * delta,
-                                label="domain learning"),
-            max_categories=self.max_categories)
+        declared = self._declared_domain(form)
+        frame, form, kinds, budget = self._read_kinds(frame, form, declared, ledger, rng)
+        public_frame = self._align_public(public_data, form)
+        if public_frame is not None and kinds:  # read by the same kinds, at no cost
+            public_frame = read_like(public_frame, kinds)
+        self.domain_ = annotate_domain(learn_domain(
+            frame, declared, n_bins=self.n_bins,
+            preprocessing=self.preprocessing, rng=rng, budget=budget,
+            max_categories=self.max_categories), kinds)
         table = encode_table(frame, self.domain_)
         public = (None if public_frame is None
                   else encode_public_table(public_frame, self.domain_))
         self._fit_encoded(table, ledger, rng, public)
         self.privacy_ledger_ = ledger
         self._form = form
+        self._kinds = kinds
         self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
+
+    def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
+                    rng: np.random.Generator) -> tuple:
+        """The table with its text columns read by kind, its form, the kinds and
+        the domain-learning share (see ``sklearn_dpsynth._column_kinds``).
+
+        A ``"column kinds"`` share of ``KIND_SHARE`` of the preprocessing
+        budget is taken when some columns' kinds (or datetime units) are
+        learned: a public fact of the schema and the declaration.
+        """
+        share = self.preprocessing_budget
+        rho, delta = share * ledger.rho_budget, share * ledger.delta
+        is_frame = isinstance(frame, pd.DataFrame)
+        dtypes = dict(frame.dtypes.items()) if is_frame else {
+            name: np.dtype(object) for name in frame.untyped_columns()}
+        kinds_budget = None
+        if columns_to_measure(dtypes, declared) and self.preprocessing == "private":
+            kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
+            rho -= kinds_budget.rho
+        if is_frame:
+            frame, kinds = read_kinds(frame, declared, budget=kinds_budget, rng=rng,
+                                      preprocessing=self.preprocessing)
+            dtypes = list(frame.dtypes)
+        else:  # engine sources: text columns read by kind inside the engine
+            kinds = read_engine_kinds(frame, declared, budget=kinds_budget, rng=rng,
+                                      preprocessing=self.preprocessing)
+            dtypes = list(frame.schema_frame().dtypes)
+        form = InputForm(form.columns, dtypes, form.is_frame)
+        return frame, form, kinds, ledger.share(rho, delta, label="domain learning")
 
     def _check_public_allowed(self, public_data: Any) -> None:
         """ValueError naming ``public_data`` for methods that cannot use it."""
@@ -292,7 +325,9 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         for column, value in conditions.items():
             index = self.domain_.index(column)
             spec = self.domain_.specs[index]
-            encoded[index] = int(spec.encode(np.array([value], dtype=object))[0])
+            value = read_like(pd.DataFrame({column: pd.Series([value], dtype=object)}),
+                              getattr(self, "_kinds", {}))[column].astype(object).to_numpy()
+            encoded[index] = int(spec.encode(value)[0])
         return encoded
 
     # ---------------------------------------------------------------- score
@@ -322,7 +357,8 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "privacy_ledger_")
-        codes = self.domain_.encode(align_columns(X, self._form))
+        frame = align_columns(X, self._form)
+        codes = self.domain_.encode(read_like(frame, getattr(self, "_kinds", {})))
         log_probs = np.asarray(self._log_likelihood_encoded(codes), dtype=float)
         return log_probs - self.domain_.log_widths(codes)
 

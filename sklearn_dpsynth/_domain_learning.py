@@ -182,9 +182,12 @@ class _Budget:
 
 # ------------------------------------------------------------ column kinds
 def column_kind(series: pd.Series) -> str:
-    """``"datetime"``, ``"numeric"`` or ``"categorical"``, from the dtype alone."""
+    """``"datetime"``, ``"numeric"`` or ``"categorical"``, from the dtype alone
+    (durations are numeric, in seconds)."""
     if is_datetime(series.dtype):
         return "datetime"
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return "numeric"
     if (pd.api.types.is_numeric_dtype(series.dtype)
             and not pd.api.types.is_bool_dtype(series.dtype)):
         return "numeric"
@@ -203,7 +206,10 @@ def can_hold_missing(series: pd.Series) -> bool:
 
 
 def as_numbers(series: pd.Series) -> np.ndarray:
-    """Values as floats (datetimes in seconds since the epoch); NaN when missing."""
+    """Values as floats (datetimes in seconds since the epoch, durations in
+    seconds); NaN when missing."""
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return (series / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
     if is_datetime(series.dtype):
         out = np.full(len(series), np.nan)
         present = series.notna().to_numpy()

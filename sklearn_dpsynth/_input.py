@@ -9,7 +9,10 @@ fitted domain (declared or learned privately) instead.
 Datetime columns are modelled as numbers: seconds since 1970-01-01 UTC (a
 tz-aware value is taken in UTC; a naive one as if it were UTC), the
 convention of :meth:`sklearn_dpsynth.domain.ColumnSpec.encode`; they are
-restored to the input's unit and time zone.
+restored to the input's unit and time zone.  Duration (timedelta) columns
+are modelled as seconds and restored as durations.  A numpy array of
+strings is held as objects (its ``<U...`` width is the longest private
+string, so it is never kept) and given back as an object array.
 """
 
 from __future__ import annotations
@@ -95,7 +98,11 @@ class InputForm:
         if self.is_frame:
             frame.columns = pd.Index(self.columns)
             return frame
-        return frame.to_numpy(dtype=self.dtypes[0] if self.dtypes else None)
+        same = self.dtypes and all(d == self.dtypes[0] for d in self.dtypes)
+        dtype = self.dtypes[0] if same else np.dtype(object)
+        if isinstance(dtype, str) or not isinstance(dtype, np.dtype):
+            dtype = np.dtype(object)
+        return frame.to_numpy(dtype=dtype)
 
 
 def _cast(values: pd.Series, dtype: Any, spec: ColumnSpec | None = None) -> pd.Series:
@@ -107,6 +114,12 @@ def _cast(values: pd.Series, dtype: Any, spec: ColumnSpec | None = None) -> pd.S
         return _as_categorical(values, dtype, spec)
     if is_datetime(dtype):
         return _seconds_to_datetime(values, dtype)
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        seconds = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        nanoseconds = np.rint(np.nan_to_num(seconds) * 1e9).astype(np.int64)
+        deltas = pd.Series(pd.to_timedelta(nanoseconds, unit="ns"))
+        deltas[np.isnan(seconds)] = pd.NaT
+        return deltas.astype(dtype)
     if pd.api.types.is_bool_dtype(dtype) and isinstance(dtype, np.dtype):
         return values.astype(bool) if not values.isna().any() else values.astype("boolean")
     if pd.api.types.is_integer_dtype(dtype) and values.isna().any():
@@ -185,10 +198,12 @@ def check_table(X: Any) -> tuple[pd.DataFrame, InputForm]:
         if array.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with "
                              f"{array.ndim} dimension(s).")
-        frame = pd.DataFrame(array, columns=list(range(array.shape[1])))
-        if array.dtype != object:
-            frame = frame.astype(array.dtype)
-        form = InputForm(list(range(array.shape[1])), [array.dtype] * array.shape[1], False)
+        # an array of strings is text: its "<U..." width is the longest private
+        # string, so it is held (and given back) as objects
+        dtype = np.dtype(object) if array.dtype.kind in "USO" else array.dtype
+        frame = pd.DataFrame(array.astype(dtype, copy=False),
+                             columns=list(range(array.shape[1])), dtype=dtype)
+        form = InputForm(list(range(array.shape[1])), [dtype] * array.shape[1], False)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("X is empty: need at least one row and one column.")
     if frame.columns.duplicated().any():

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._column_kinds import CSV_NA_STRINGS, check_column_names, csv_header, read_kinds
 from .exceptions import PrivacyWarning
 from .persistence import load, save
 from .public_domain import describe_domain
@@ -45,17 +46,35 @@ class CommandError(Exception):
 
 
 # ------------------------------------------------------------------ tables
-def read_table(path: str) -> pd.DataFrame:
+def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     """Read a CSV or Parquet file (by extension) into a DataFrame.
+
+    A CSV file is read as text: its separator (comma, semicolon or tab) and
+    encoding (UTF-8, a byte-order mark dropped) come from the header line
+    alone, and no column's type is guessed from its rows.  With
+    ``as_text=True`` (what ``dpsynth fit`` reads) every CSV column is left
+    as text (object dtype) for the estimator to read by its declared or
+    privately chosen kind (see ``sklearn_dpsynth._column_kinds``);
+    otherwise (``describe`` and ``report``, which read their tables without
+    privacy protection anyway) the text is cast by the same public rule on
+    the exact counts.  A Parquet file keeps its schema.
 
     Parameters
     ----------
     path : str
         ``*.parquet`` / ``*.pq`` (needs pyarrow) or anything else as CSV.
+    as_text : bool, default=False
+        Leave CSV columns as text.
 
     Returns
     -------
     DataFrame
+
+    Raises
+    ------
+    CommandError
+        For a missing or unreadable file, or a header with empty or
+        repeated column names (naming their positions).
     """
     file = Path(path)
     if not file.is_file():
@@ -66,11 +85,36 @@ def read_table(path: str) -> pd.DataFrame:
         except ImportError:
             raise CommandError("reading Parquet needs pyarrow: "
                                "pip install 'sklearn-dpsynth[parquet]'") from None
-        return pd.read_parquet(file)
+        frame = pd.read_parquet(file)
+        _checked(check_column_names, list(frame.columns), f"{path}: the column names")
+        return frame
+    separator, names = _checked(csv_header, str(file), f"{path}: the header line")
     try:
-        return pd.read_csv(file, skipinitialspace=True, low_memory=False)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        frame = pd.read_csv(file, sep=separator, encoding="utf-8-sig", dtype=object,
+                            header=0, names=names, skipinitialspace=True,
+                            keep_default_na=False, na_values=list(CSV_NA_STRINGS))
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError,
+            ValueError) as exc:
         raise CommandError(f"{path} is not a readable CSV file ({type(exc).__name__})") from None
+    frame = frame.astype(object)
+    return frame if as_text else _exact_kinds(frame)
+
+
+def _checked(check: Any, *args: Any) -> Any:
+    """``check(*args)``, its ValueError as a CommandError."""
+    try:
+        return check(*args)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns cast by the public kind rule on their exact counts (no privacy:
+    for the commands that read a table without protection)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        typed, _ = read_kinds(frame, {}, budget=None, rng=None, preprocessing="non-private")
+    return typed
 
 
 def write_table(frame: pd.DataFrame, path: str) -> None:
@@ -174,8 +218,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise CommandError(f"method {args.method!r} has no parameter {', '.join(unknown)}")
-    frame = read_table(args.data)
-    public = read_table(args.public) if args.public else None
+    frame = read_table(args.data, as_text=True)  # read by declared or private kinds in fit
+    public = read_table(args.public, as_text=True) if args.public else None
     model = cls(**params)
     print(f"fitting {args.method} on {args.data} at epsilon={args.epsilon:g}, "
           f"delta={args.delta:g} ...", file=sys.stderr)

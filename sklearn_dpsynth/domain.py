@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ColumnSpec", "Domain", "OTHER", "BIN_VALUES", "INTEGER_RESOLUTION_MAX",
-           "numeric_edges"]
+           "numeric_edges", "DECLARED_KINDS", "DATETIME_UNITS", "declared_kind"]
 
 #: Label that a merged "other" category decodes to.
 OTHER = "<other>"
@@ -56,6 +56,23 @@ INTEGER_RESOLUTION_MAX = 100
 _RESOLUTIONS = ("auto", "integer", "bins")
 
 _KINDS = ("codes", "categorical", "numeric")
+
+#: What a declaration's ``"kind"`` may say about a column's values: the spec
+#: kinds above, and the value kinds that tell how text is read (``"numeric"``,
+#: ``"integer"``, ``"datetime"``, ``"timedelta"``, ``"category"``).
+DECLARED_KINDS = ("numeric", "integer", "datetime", "timedelta", "category", "categorical",
+                  "codes")
+
+#: Resolutions of a datetime column: decoded values are floored to the unit.
+DATETIME_UNITS = ("year", "month", "day", "hour", "minute", "second")
+
+#: What a numeric spec's numbers stand for (datetimes and durations in seconds).
+_VALUE_TYPES = ("number", "datetime", "timedelta")
+
+#: Keys of a declaration that say nothing about the values' range (notes,
+#: and what the value kind alone decides).
+_KIND_ONLY_KEYS = frozenset({"kind", "unit", "tz", "note", "missing", "integer", "n_bins",
+                             "resolution", "clip", "scale"})
 
 
 def code_dtype(size: int) -> np.dtype:
@@ -123,6 +140,17 @@ class ColumnSpec:
         point exactly.  Point codes follow the bin codes (code
         ``n_bins + i`` for ``points[i]``), before ``missing``.  Points must
         be distinct and lie within the edges.
+    value_type : {"number", "datetime", "timedelta"}, default="number"
+        What the numbers of a ``"numeric"`` column stand for: datetimes are
+        seconds since 1970-01-01 UTC, durations are seconds.  Messages show
+        datetime bounds as ISO dates.
+    unit : {"year", "month", "day", "hour", "minute", "second"}, optional
+        Resolution of a datetime column: decoded values are floored to the
+        start of their unit (in ``tz``), e.g. a ``"month"`` column decodes to
+        first-of-month midnights.
+    tz : str, optional
+        IANA time zone of a datetime column (its units are local to it);
+        None for naive datetimes.
     """
 
     name: Hashable
@@ -135,6 +163,9 @@ class ColumnSpec:
     other: bool = False
     clip: bool = False
     points: np.ndarray | None = None
+    value_type: str = "number"
+    unit: str | None = None
+    tz: str | None = None
     _lookup: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +179,19 @@ class ColumnSpec:
             self._check_categories()
         else:
             self._check_edges()
+        self._check_value_type()
+
+    def _check_value_type(self) -> None:
+        if self.value_type not in _VALUE_TYPES:
+            raise ValueError(f"column {self.name!r}: value_type must be one of {_VALUE_TYPES}.")
+        if self.value_type != "datetime" and (self.unit is not None or self.tz is not None):
+            raise ValueError(f"column {self.name!r}: 'unit' and 'tz' apply to datetime columns "
+                             "only.")
+        if self.unit is not None and self.unit not in DATETIME_UNITS:
+            raise ValueError(f"column {self.name!r}: unit must be one of {DATETIME_UNITS}, got "
+                             f"{self.unit!r}.")
+        if self.tz is not None:
+            _check_zone(self.name, self.tz)
 
     def _check_categories(self) -> None:
         if self.categories is None:
@@ -320,8 +364,9 @@ class ColumnSpec:
         outside = (numeric < low) | (numeric > high)
         if outside.any() and not self.clip:
             raise ValueError(
-                f"column {self.name!r}: values outside the declared bounds [{low:g}, {high:g}] "
-                f"{self._examples(outside)}; declare wider bounds or clip=True."
+                f"column {self.name!r}: values outside the declared bounds "
+                f"{self._shown_bounds(values)} {self._examples(outside)}; declare wider bounds "
+                "or clip=True."
             )
         numeric = np.clip(numeric, low, high)
         codes = np.searchsorted(self.edges, numeric, side="right") - 1
@@ -330,8 +375,24 @@ class ColumnSpec:
             codes[numeric == point] = self.n_bins + i
         return codes
 
+    def _shown_bounds(self, values: np.ndarray | None = None) -> str:
+        """The bounds for a message: ISO dates for a datetime column, seconds as
+        durations for a timedelta one, numbers otherwise (all public)."""
+        low, high = self.edges[0], self.edges[-1]
+        is_datetime = self.value_type == "datetime" or (
+            values is not None and (values.dtype.kind == "M" or (
+                values.dtype == object and _all_datetimes(values))))
+        if is_datetime:
+            return f"[{_iso(low, self.tz)}, {_iso(high, self.tz)}]"
+        if self.value_type == "timedelta" or (values is not None and values.dtype.kind == "m"):
+            return f"[{pd.Timedelta(seconds=low)}, {pd.Timedelta(seconds=high)}]"
+        return f"[{low:g}, {high:g}]"
+
     def _as_float(self, values: np.ndarray) -> np.ndarray:
-        """Present values as floats; datetimes as seconds since 1970-01-01 UTC."""
+        """Present values as floats; datetimes as seconds since 1970-01-01 UTC,
+        durations in seconds."""
+        if values.dtype.kind == "m" or (values.dtype == object and _all_timedeltas(values)):
+            return _timedeltas_as_seconds(values)
         if values.dtype.kind == "M" or (values.dtype == object and _all_datetimes(values)):
             try:
                 return _datetimes_as_seconds(values)
@@ -398,6 +459,8 @@ class ColumnSpec:
             return labels[np.where(missing, len(labels) - 1, codes)]
         out = np.full(len(codes), np.nan)
         out[~missing] = self._numeric_values(present, rng, bin_value)
+        if self.unit is not None:
+            out[~missing] = snap_seconds(out[~missing], self.unit, self.tz, self.edges[0])
         return out
 
     def _numeric_values(self, codes: np.ndarray, rng, bin_value: str) -> np.ndarray:
@@ -473,6 +536,12 @@ class ColumnSpec:
             spec.update(edges=self.edges.tolist(), integer=self.integer, clip=self.clip)
             if len(self.points):
                 spec["points"] = self.points.tolist()
+            if self.value_type != "number":
+                spec["value_type"] = self.value_type
+            if self.unit is not None:
+                spec["unit"] = self.unit
+            if self.tz is not None:
+                spec["tz"] = self.tz
         return spec
 
 
@@ -484,22 +553,139 @@ def _all_datetimes(values: np.ndarray) -> bool:
         isinstance(v, (pd.Timestamp, np.datetime64)) for v in values)
 
 
+def _all_timedeltas(values: np.ndarray) -> bool:
+    return values.size > 0 and all(
+        isinstance(v, (pd.Timedelta, np.timedelta64)) for v in values)
+
+
 def _datetimes_as_seconds(values: Any) -> np.ndarray:
     """Seconds since 1970-01-01 UTC; naive datetimes are read as UTC."""
     stamps = pd.Series(pd.to_datetime(pd.Series(values), utc=True))
     return ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
 
 
-def _bound_as_float(name: Hashable, value: Any) -> Any:
+def _timedeltas_as_seconds(values: Any) -> np.ndarray:
+    """Durations in seconds (float)."""
+    deltas = pd.to_timedelta(pd.Series(values, dtype=object if np.asarray(values).dtype == object
+                                       else None))
+    return (deltas / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
+
+
+def _check_zone(name: Hashable, tz: Any) -> None:
+    """ValueError naming the column unless ``tz`` is a time zone pandas knows."""
+    try:
+        pd.Timestamp(0, tz=tz)
+    except Exception:  # noqa: BLE001  (zoneinfo, pytz and dateutil raise differently)
+        raise ValueError(f"column {name!r}: unknown time zone {tz!r}.") from None
+
+
+def _check_date_bounds(name: Hashable, bounds: Any, tz: str | None) -> None:
+    """ValueError naming the column (bounds as ISO dates) unless ``low < high``."""
+    if bounds is None or len(bounds) != 2:
+        return
+    low, high = (_bound_as_float(name, v, tz, "datetime") for v in bounds)
+    if not high > low:
+        raise ValueError(f"column {name!r}: datetime bounds must have low < high, got "
+                         f"[{_iso(low, tz)}, {_iso(high, tz)}].")
+
+
+def _iso(seconds: float, tz: str | None = None) -> str:
+    """Seconds since the epoch as an ISO date (with the time when it is not
+    midnight), in ``tz`` when given."""
+    stamp = pd.Timestamp(round(float(seconds) * 1e6), unit="us", tz="UTC")
+    stamp = stamp.tz_convert(tz) if tz is not None else stamp.tz_localize(None)
+    if stamp == stamp.normalize():
+        return stamp.date().isoformat()
+    return stamp.isoformat()
+
+
+def _unit_start(naive: pd.DatetimeIndex, unit: str) -> pd.DatetimeIndex:
+    """Wall-clock datetimes floored to the start of their ``unit``."""
+    if unit in ("year", "month"):
+        return naive.to_period("Y" if unit == "year" else "M").to_timestamp()
+    return naive.floor({"day": "D", "hour": "h", "minute": "min", "second": "s"}[unit])
+
+
+def _next_unit(naive: pd.DatetimeIndex, unit: str) -> pd.DatetimeIndex:
+    """The start of the unit after the one of every (floored) wall-clock datetime."""
+    step = {"year": pd.DateOffset(years=1), "month": pd.DateOffset(months=1),
+            "day": pd.Timedelta(days=1), "hour": pd.Timedelta(hours=1),
+            "minute": pd.Timedelta(minutes=1), "second": pd.Timedelta(seconds=1)}[unit]
+    return naive + step
+
+
+def snap_seconds(seconds: np.ndarray, unit: str, tz: str | None = None,
+                 low: float | None = None) -> np.ndarray:
+    """Datetimes (seconds since the epoch) floored to the start of their ``unit``.
+
+    The unit is taken in ``tz`` (a month starts at local midnight of its
+    first day) or, for naive datetimes, in UTC.  A value whose unit starts
+    before ``low`` moves to the next unit's start, so that values stay
+    within the bounds.
+
+    Parameters
+    ----------
+    seconds : ndarray of float
+        Present values (no NaN).
+    unit : {"year", "month", "day", "hour", "minute", "second"}
+    tz : str, optional
+        IANA time zone.
+    low : float, optional
+        Lower bound (seconds).
+
+    Returns
+    -------
+    ndarray of float
+    """
+    seconds = np.asarray(seconds, dtype=float)
+    if not seconds.size:
+        return seconds
+    stamps = pd.to_datetime(np.rint(seconds * 1e6).astype(np.int64), unit="us", utc=True)
+    local = stamps.tz_convert(tz) if tz is not None else stamps
+    naive = _unit_start(local.tz_localize(None), unit)
+    if low is not None:
+        below = _wall_to_seconds(naive, tz) < low
+        if below.any():
+            naive = naive.where(~below, _next_unit(naive, unit))
+    return _wall_to_seconds(naive, tz)
+
+
+def _wall_to_seconds(naive: pd.DatetimeIndex, tz: str | None) -> np.ndarray:
+    """Wall-clock datetimes (in ``tz``, or UTC) as seconds since the epoch."""
+    aware = naive.tz_localize(tz if tz is not None else "UTC", ambiguous="NaT",
+                              nonexistent="shift_forward")
+    aware = aware.where(~aware.isna(), naive.tz_localize(
+        tz if tz is not None else "UTC", ambiguous=True, nonexistent="shift_forward"))
+    return ((aware - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
+
+
+def _bound_as_float(name: Hashable, value: Any, tz: str | None = None,
+                    value_type: str = "number") -> Any:
     """A declared bound as a number: a Timestamp, datetime or ISO string as
-    seconds since 1970-01-01 UTC (naive ones read as UTC); numbers as they are."""
+    seconds since 1970-01-01 UTC (a naive one read in ``tz``, or as UTC); a
+    duration (or its text) in seconds for a timedelta column; numbers as they are."""
+    if value_type == "timedelta" and not isinstance(value, (int, float, np.number)):
+        try:
+            return pd.Timedelta(value) / pd.Timedelta(seconds=1)
+        except (TypeError, ValueError):
+            raise ValueError(f"column {name!r}: cannot read the bound {value!r} as a "
+                             "duration.") from None
     if isinstance(value, (pd.Timestamp, np.datetime64, str)) or hasattr(value, "isoformat"):
         try:
-            return float(_datetimes_as_seconds([pd.Timestamp(value)])[0])
+            stamp = pd.Timestamp(value)
+            if tz is not None:
+                stamp = stamp.tz_localize(tz) if stamp.tzinfo is None else stamp.tz_convert(tz)
+            return float(_datetimes_as_seconds([stamp])[0])
         except (TypeError, ValueError):
             raise ValueError(f"column {name!r}: cannot read the bound {value!r} as a "
                              "date-time.") from None
     return value
+
+
+def _is_date_bound(value: Any) -> bool:
+    """Whether a declared bound is a date-time (a Timestamp, datetime or ISO text)."""
+    return isinstance(value, (pd.Timestamp, np.datetime64, str)) or (
+        hasattr(value, "isoformat") and not isinstance(value, pd.Timedelta))
 
 
 def _is_bound(value: Any) -> bool:
@@ -565,7 +751,7 @@ def _per_integer(low: float, high: float, integer: bool, resolution: str) -> boo
 
 def spec_from_declaration(
     name: Hashable, declared: Any, n_bins: int, integer: bool = False
-) -> ColumnSpec:
+) -> ColumnSpec | None:
     """Build a :class:`ColumnSpec` from a user's declaration of one column.
 
     Parameters
@@ -574,15 +760,24 @@ def spec_from_declaration(
         Column name.
     declared : int, list, tuple, dict or ColumnSpec
         ``k`` (codes ``0..k-1``), a list of categories, a ``(low, high)``
-        tuple (numeric, see :func:`numeric_edges` for its bins), or a dict
-        with keys ``kind``/``n_codes``/``categories``/``bounds``/``edges``/
-        ``n_bins``/``resolution``/``points``/``integer``/``missing``/
-        ``other``/``clip``.  ``resolution`` (``"auto"``, ``"integer"`` or
-        ``"bins"``) applies to ``bounds``; a dict with its own ``n_bins``
-        defaults to ``"bins"``, and ``"integer"`` implies
-        ``integer=True``.  ``points`` lists values with codes of their own
-        (see :class:`ColumnSpec`); on a per-integer column, integer points
-        already have one and are dropped.
+        tuple (numeric, see :func:`numeric_edges` for its bins; datetimes
+        make a datetime column), or a dict with keys ``kind``/``n_codes``/
+        ``categories``/``bounds``/``edges``/``n_bins``/``resolution``/
+        ``points``/``integer``/``missing``/``other``/``clip``/``unit``/
+        ``tz``/``note``.  ``kind`` is one of
+        ``"numeric"``, ``"integer"`` (numeric with ``integer=True``),
+        ``"datetime"`` (bounds as ISO strings or Timestamps, read in ``tz``
+        when given; ``unit`` (``"year"``, ``"month"``, ``"day"``, ``"hour"``,
+        ``"minute"`` or ``"second"``) floors decoded
+        values to it; ``tz`` an IANA name, omitted for naive datetimes),
+        ``"timedelta"`` (bounds as durations or seconds), ``"category"``
+        (or ``"categorical"``) and ``"codes"``.  ``note`` is free text,
+        ignored.  ``resolution`` (``"auto"``, ``"integer"`` or ``"bins"``)
+        applies to ``bounds``; a dict with its own ``n_bins`` defaults to
+        ``"bins"``, and ``"integer"`` implies ``integer=True``.  ``points``
+        lists values with codes of their own (see :class:`ColumnSpec`); on
+        a per-integer column, integer points already have one and are
+        dropped.
     n_bins : int
         Default number of uniform bins for numeric columns.
     integer : bool, default=False
@@ -590,7 +785,11 @@ def spec_from_declaration(
 
     Returns
     -------
-    ColumnSpec
+    ColumnSpec or None
+        None for a dict that declares only the kind of the values (no
+        ``bounds``, ``edges``, ``categories`` or ``n_codes``): the column's
+        range is then learned like an undeclared column's, from values
+        read as that kind (see ``declared_kind``).
     """
     if isinstance(declared, ColumnSpec):
         return declared
@@ -605,7 +804,8 @@ def spec_from_declaration(
             edges = numeric_edges(low, high, n_bins, integer=integer)
         except ValueError as exc:
             raise ValueError(f"column {name!r}: {exc}") from None
-        return ColumnSpec(name, "numeric", edges=edges, integer=integer)
+        value_type = "datetime" if any(_is_date_bound(v) for v in declared) else "number"
+        return ColumnSpec(name, "numeric", edges=edges, integer=integer, value_type=value_type)
     if isinstance(declared, (list, np.ndarray, pd.Index)):
         return ColumnSpec(name, "categorical", categories=list(declared))
     if isinstance(declared, Mapping):
@@ -616,16 +816,100 @@ def spec_from_declaration(
     )
 
 
-def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int, integer: bool) -> ColumnSpec:
-    kind = spec.pop("kind", None)
+def is_kind_only(declared: Any) -> bool:
+    """Whether a declaration entry names only the kind of its values (a dict
+    without ``bounds``, ``edges``, ``categories`` or ``n_codes``)."""
+    return (isinstance(declared, Mapping) and "kind" in declared
+            and set(declared) <= _KIND_ONLY_KEYS)
+
+
+def declared_kind(declared: Any) -> tuple[str, str | None, str | None]:
+    """The kind of values a declaration entry says a column holds: how its text is read.
+
+    Parameters
+    ----------
+    declared : int, list, tuple, dict or ColumnSpec
+        A domain entry (see :func:`spec_from_declaration`).
+
+    Returns
+    -------
+    kind : {"numeric", "integer", "datetime", "timedelta", "category", "codes"}
+    unit : str or None
+        The declared unit of a datetime column.
+    tz : str or None
+        The declared time zone of a datetime column.
+    """
+    if isinstance(declared, ColumnSpec):
+        if declared.kind != "numeric":
+            return ("codes" if declared.kind == "codes" else "category"), None, None
+        kind = {"datetime": "datetime", "timedelta": "timedelta"}.get(
+            declared.value_type, "integer" if declared.integer else "numeric")
+        return kind, declared.unit, declared.tz
+    if isinstance(declared, (int, np.integer)) and not isinstance(declared, (bool, np.bool_)):
+        return "codes", None, None
+    if isinstance(declared, tuple):
+        return ("datetime" if any(_is_date_bound(v) for v in declared) else "numeric"), None, None
+    if isinstance(declared, Mapping):
+        return _mapping_kind(declared), declared.get("unit"), declared.get("tz")
+    return "category", None, None
+
+
+def _mapping_kind(spec: Mapping) -> str:
+    """The value kind of a dict entry (its ``kind``, or what its keys imply)."""
+    kind = spec.get("kind")
     if kind is None:
-        kind = ("codes" if "n_codes" in spec else
-                "categorical" if "categories" in spec else "numeric")
-    if kind == "numeric":
-        spec.setdefault("integer", integer)
+        if "n_codes" in spec:
+            return "codes"
+        if "categories" in spec:
+            return "category"
+        bounds = spec.get("bounds")
+        if bounds is not None and any(_is_date_bound(v) for v in bounds):
+            return "datetime"
+        return "integer" if spec.get("integer") else "numeric"
+    if kind not in DECLARED_KINDS:
+        raise ValueError(f"kind must be one of {DECLARED_KINDS}, got {kind!r}.")
+    if kind == "categorical":
+        return "category"
+    if kind == "numeric" and spec.get("value_type") in ("datetime", "timedelta"):
+        return spec["value_type"]
+    if kind == "numeric" and spec.get("bounds") is not None and any(
+            _is_date_bound(v) for v in spec["bounds"]):
+        return "datetime"  # e.g. {"kind": "numeric", "bounds": ["2013-01-01", ...]}
+    if kind == "numeric" and (spec.get("integer") or spec.get("resolution") == "integer"):
+        return "integer"
+    return kind
+
+
+def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int,
+                       integer: bool) -> ColumnSpec | None:
+    spec.pop("note", None)
+    try:
+        kind = _mapping_kind(spec)
+    except ValueError as exc:
+        raise ValueError(f"column {name!r}: {exc}") from None
+    if is_kind_only(spec):
+        return None
+    spec.pop("kind", None)
+    spec.pop("value_type", None)
+    unit, tz = spec.pop("unit", None), spec.pop("tz", None)
+    if kind in ("numeric", "integer", "datetime", "timedelta"):
+        spec["value_type"] = {"datetime": "datetime", "timedelta": "timedelta"}.get(
+            kind, "number")
+        spec.setdefault("integer", integer or kind == "integer")
+        if kind == "datetime":
+            if tz is not None:
+                _check_zone(name, tz)
+            spec.update(unit=unit, tz=tz)
+            _check_date_bounds(name, spec.get("bounds"), tz)
+        elif unit is not None or tz is not None:
+            raise ValueError(f"column {name!r}: 'unit' and 'tz' apply to datetime columns only.")
         _numeric_edges_from_mapping(name, spec, n_bins)
+        kind = "numeric"
+    elif kind == "category":
+        kind = "categorical"
     spec.pop("bounds", None)
     spec.pop("n_bins", None)
+    spec.pop("scale", None)  # read by the numeric edges when they use it
     try:
         return ColumnSpec(name, kind, **spec)
     except TypeError as exc:
@@ -644,7 +928,8 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         raise ValueError(f"column {name!r}: a numeric entry needs 'bounds' or 'edges'.")
     if resolution is None:
         resolution = "bins" if "n_bins" in spec else "auto"
-    low, high = (_bound_as_float(name, v) for v in spec.pop("bounds"))
+    low, high = (_bound_as_float(name, v, spec.get("tz"), spec.get("value_type", "number"))
+                 for v in spec.pop("bounds"))
     if resolution == "integer":
         spec["integer"] = True
     try:
@@ -755,8 +1040,15 @@ class Domain:
         Domain
         """
         integer = set(integer_columns)
-        return cls([spec_from_declaration(name, entry, n_bins, name in integer)
-                    for name, entry in declaration.items()])
+        specs = []
+        for name, entry in declaration.items():
+            spec = spec_from_declaration(name, entry, n_bins, name in integer)
+            if spec is None:
+                raise ValueError(f"column {name!r}: the entry declares only the kind of its "
+                                 "values; a complete domain needs its bounds or categories "
+                                 "(fit learns them privately).")
+            specs.append(spec)
+        return cls(specs)
 
     @property
     def columns(self) -> list:

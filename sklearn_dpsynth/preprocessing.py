@@ -19,6 +19,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure, read_kinds,
+                            read_like)
 from ._domain_learning import candidate_grid, learn_domain
 from ._input import InputForm, align_columns, check_table
 from ._input import set_feature_info as _set_feature_info
@@ -146,11 +148,20 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
     def _fit_in_budget(self, X, budget: LedgerShare | None):
         """Fit spending at most the share ``budget`` (also used by pipelines)."""
         self._validate_params()
-        frame, self._form = check_table(X)
+        frame, form = check_table(X)
         noise_rng = check_rng(self.random_state)
-        self.domain_ = learn_domain(
+        spend = budget
+        kinds_budget = None
+        if budget is not None and self.preprocessing == "private" and budget.rho > 0 and \
+                columns_to_measure(dict(frame.dtypes.items()), dict(self.domain or {})):
+            kinds_budget = budget.share(KIND_SHARE * budget.rho, label="column kinds")
+            spend = budget.share(budget.rho - kinds_budget.rho, budget.delta)
+        frame, self._kinds = read_kinds(frame, dict(self.domain or {}), budget=kinds_budget,
+                                        rng=noise_rng, preprocessing=self.preprocessing)
+        self._form = InputForm(form.columns, list(frame.dtypes), form.is_frame)
+        self.domain_ = annotate_domain(learn_domain(
             frame, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
-            rng=noise_rng, budget=budget, max_categories=self.max_categories)
+            rng=noise_rng, budget=spend, max_categories=self.max_categories), self._kinds)
         ledger = None if budget is None else budget.root
         self.privacy_ledger_ = ledger if ledger is not None and len(budget.entries) else None
         # The generator that drew the noise is not kept: its state would let the
@@ -172,7 +183,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         codes : ndarray of int64, shape (n_samples, n_features)
         """
         check_is_fitted(self, "domain_")
-        frame = align_columns(X, self._form)
+        frame = read_like(align_columns(X, self._form), getattr(self, "_kinds", {}))
         return self.domain_.encode(frame)
 
     def inverse_transform(self, X) -> pd.DataFrame | np.ndarray:

@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, ...]] = [
     # 1 -- privacy arithmetic, data sets, metrics
     ("privacy", "datasets", "metrics"),
     # 2 -- input forms, domain learning, public domains, encoded tables
-    ("preprocessing", "_input", "_domain_learning", "public_domain", "backends"),
+    ("preprocessing", "_input", "_domain_learning", "public_domain", "backends",
+     "_column_kinds"),
     # 3 -- the estimator contract
     ("_base",),
     # 4 -- the synthesizers (public-data and evolution methods go here too)

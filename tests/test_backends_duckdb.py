@@ -190,8 +190,10 @@ def test_glob_and_csv_inputs_count_like_memory(data, tmp_path):
     memory = encode_table(frame[["city", "score"]], domain).counts((0, 1))
     glob = encode_table(open_duckdb(str(tmp_path / "part-*.parquet")), _domain())
     assert np.array_equal(glob.counts((0, 4)), memory)
-    with pytest.warns(PrivacyWarning, match="CSV"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # read as text: no type is guessed from the rows
         source = open_duckdb(csv)
+    assert set(source.sql_types.values()) == {"VARCHAR"}
     assert np.array_equal(encode_table(source, domain).counts((0, 1)), memory)
 
 
@@ -280,8 +282,9 @@ def test_domain_learning_histograms_of_neighbours_differ_by_one_row(data, tmp_pa
 
 
 def test_engine_errors_never_quote_private_rows(tmp_path):
-    """D and D' differ in one CSV row past the sniffer's sample: DuckDB's own
-    error quotes that row and its line; the library's names only the table."""
+    """D and D' differ in one CSV row: a text column cast to numbers without a
+    declared kind fails in DuckDB, whose own error quotes that row; the
+    library's names only the table."""
     n = 25000
     values = [str(i % 7) for i in range(n)]
     messages = []
@@ -289,8 +292,7 @@ def test_engine_errors_never_quote_private_rows(tmp_path):
         rows = values if secret is None else values[:-3] + [secret] + values[-2:]
         path = tmp_path / f"table_{secret}.csv"
         path.write_text("a,b\n" + "".join(f"{v},{i % 3}\n" for i, v in enumerate(rows)))
-        with pytest.warns(PrivacyWarning, match="CSV"):
-            source = open_duckdb(str(path))
+        source = open_duckdb(str(path))
         if secret is None:
             assert source.range_counts("a", np.array([1.0, 3.0])).sum() == n
             continue
@@ -393,3 +395,26 @@ def test_non_nullable_dtypes_are_schema_information_not_data():
     assert repr(nullable_fit.domain_) == repr(engine_fit.domain_)
     assert nullable_fit.privacy_ledger_.spent() == engine_fit.privacy_ledger_.spent()
     assert nullable_fit._estimated_n_records() == engine_fit._estimated_n_records()
+
+
+def test_declared_numeric_text_neighbours_share_one_error_without_values(tmp_path):
+    """D: a text column declared numeric whose cells all read as numbers; D' and
+    D'': one more row of text ("CANARY..."), as a relation and as a CSV path:
+    DuckDB never casts the text (its error would quote it); the library's
+    error names the column only, the same for both neighbours."""
+    base = pd.DataFrame({"x": [str(i % 10) for i in range(200)], "c": ["a", "b"] * 100})
+    domain = {"x": {"kind": "numeric", "bounds": [0, 10]}}
+    con = duckdb.connect()
+    MST(domain=domain, random_state=0).fit(con.from_df(base), epsilon=2.0)
+    messages = []
+    for canary in ("CANARY_7f3k", "CANARY_q9"):
+        bad = pd.concat([base, pd.DataFrame({"x": [canary], "c": ["a"]})], ignore_index=True)
+        path = tmp_path / f"{canary}.csv"
+        bad.to_csv(path, index=False)
+        for table in (con.from_df(bad), str(path)):
+            with pytest.raises(ValueError) as error:
+                MST(domain=domain, random_state=0).fit(table, epsilon=2.0)
+            assert error.value.__cause__ is None and error.value.__context__ is None
+            messages.append(str(error.value).replace("files read_csv", "a DuckDB relation"))
+    assert len(set(messages)) == 1
+    assert "CANARY" not in messages[0] and "column 'x'" in messages[0]

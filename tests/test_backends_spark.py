@@ -315,3 +315,26 @@ def test_cached_codes_are_released_with_their_tables(data, spark, monkeypatch):
     assert len(cached) >= 4  # two per fit: the codes and their compressed copy
     assert all(codes.storageLevel == StorageLevel.NONE for codes in cached)
     assert len(model.sample(5)) == 5
+
+
+def test_declared_numeric_text_neighbours_share_one_error_without_values(spark):
+    """D: a text column declared numeric whose cells all read as numbers; D' and
+    D'': one more row of text ("CANARY..."): Spark's own cast error would quote
+    it; the library's names the column only, the same for both neighbours."""
+    base = pd.DataFrame({"x": [str(i % 10) for i in range(200)], "c": ["a", "b"] * 100})
+    domain = {"x": {"kind": "numeric", "bounds": [0, 10]}}
+    MST(domain=domain, random_state=0).fit(spark.createDataFrame(base), epsilon=2.0)
+    messages = []
+    for canary in ("CANARY_7f3k", "CANARY_q9"):
+        bad = pd.concat([base, pd.DataFrame({"x": [canary], "c": ["a"]})], ignore_index=True)
+        with pytest.raises(ValueError) as error:
+            MST(domain=domain, random_state=0).fit(spark.createDataFrame(bad), epsilon=2.0)
+        assert error.value.__cause__ is None and error.value.__context__ is None
+        messages.append((type(error.value), str(error.value)))
+    assert messages[0] == messages[1]
+    assert "CANARY" not in messages[0][1] and "column 'x'" in messages[0][1]
+    # an engine error itself (text counted as numbers) is withheld, naming the table
+    source = open_spark(spark.createDataFrame(pd.DataFrame({"x": ["1", "CANARY_7f3k"]})))
+    with pytest.raises(ValueError, match="Spark DataFrame.*withheld") as error:
+        source.range_counts("x", np.array([0.0, 1.0]))
+    assert "CANARY" not in str(error.value) and error.value.__context__ is None

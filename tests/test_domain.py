@@ -211,3 +211,75 @@ def test_log_widths_are_widths_integer_counts_or_zero():
     assert cat.log_widths.tolist() == [0.0, 0.0, 0.0, 0.0]
     dom = Domain([spec, cat])
     np.testing.assert_allclose(dom.log_widths(np.array([[0, 1], [4, 3]])), [np.log(2), 0.0])
+
+
+# ------------------------------------------------- declared kinds (issue 23)
+def test_declared_kinds_units_zones_and_notes():
+    from sklearn_dpsynth.domain import declared_kind
+
+    entry = {"kind": "datetime", "bounds": ["2013-01-01", "2013-12-31"], "unit": "month",
+             "tz": "Europe/Paris", "note": "from the codebook", "scale": "linear"}
+    spec = spec_from_declaration("d", entry, 12)
+    assert (spec.value_type, spec.unit, spec.tz) == ("datetime", "month", "Europe/Paris")
+    # bounds in the declared zone: Paris midnight is 23:00 UTC the day before
+    assert spec.edges[0] == pd.Timestamp("2013-01-01", tz="Europe/Paris").timestamp()
+    assert entry["note"] == "from the codebook"  # the caller's entry is not modified
+    again = Domain.from_declaration(Domain([spec]).to_dict())["d"]
+    assert (again.value_type, again.unit, again.tz) == ("datetime", "month", "Europe/Paris")
+    np.testing.assert_array_equal(again.edges, spec.edges)
+    integer = spec_from_declaration("n", {"kind": "integer", "bounds": [0, 10]}, 4)
+    assert integer.integer and integer.kind == "numeric"
+    assert spec_from_declaration("c", {"kind": "category", "categories": ["a"]}, 4).kind == \
+        "categorical"
+    # the describe form of a date column: "numeric" with ISO bounds reads as dates
+    assert declared_kind({"kind": "numeric", "bounds": ["2013-01-01", "2014-01-01"]})[0] == \
+        "datetime"
+    assert declared_kind((0, 5)) == ("numeric", None, None)
+    assert declared_kind(4)[0] == "codes" and declared_kind(["a"])[0] == "category"
+
+
+def test_kind_only_entries_are_learned_and_cannot_complete_a_domain():
+    assert spec_from_declaration("d", {"kind": "datetime", "unit": "day"}, 8) is None
+    assert spec_from_declaration("x", {"kind": "numeric", "note": "n"}, 8) is None
+    with pytest.raises(ValueError, match="'x'.*only the kind"):
+        Domain.from_declaration({"x": {"kind": "numeric"}})
+
+
+@pytest.mark.parametrize("entry, match", [
+    ({"kind": "duration", "bounds": [0, 1]}, "kind must be one of"),
+    ({"kind": "datetime", "bounds": ["2013-01-01", "2014-01-01"], "unit": "week"}, "unit"),
+    ({"kind": "datetime", "bounds": ["2013-01-01", "2014-01-01"], "tz": "Mars/Base"},
+     "time zone"),
+    ({"kind": "numeric", "bounds": [0, 1], "unit": "day"}, "datetime columns only"),
+])
+def test_bad_kind_entries_name_the_column(entry, match):
+    with pytest.raises(ValueError, match=f"'col'.*{match}"):
+        spec_from_declaration("col", entry, 4)
+
+
+def test_snapping_to_units_stays_in_bounds():
+    from sklearn_dpsynth.domain import snap_seconds
+
+    low = pd.Timestamp("2013-01-15").timestamp()
+    values = np.array([pd.Timestamp(t).timestamp() for t in
+                       ("2013-01-20 10:00", "2013-02-28 23:59:59", "2013-03-01 00:00")])
+    snapped = pd.to_datetime(snap_seconds(values, "month", None, low), unit="s")
+    assert list(snapped) == [pd.Timestamp("2013-02-01"), pd.Timestamp("2013-02-01"),
+                             pd.Timestamp("2013-03-01")]
+    paris = pd.to_datetime(snap_seconds(values, "day", "Europe/Paris"), unit="s", utc=True)
+    assert (paris.tz_convert("Europe/Paris") ==
+            paris.tz_convert("Europe/Paris").normalize()).all()
+
+
+def test_timedelta_specs_encode_durations_and_show_them_in_messages():
+    spec = spec_from_declaration("wait", {"kind": "timedelta", "bounds": ["0s", "1 days"]}, 4)
+    codes = spec.encode(pd.to_timedelta(["1h", "23h"]).to_numpy())
+    np.testing.assert_array_equal(codes, [0, 3])
+    with pytest.raises(ValueError, match=r"\[0 days 00:00:00, 1 days 00:00:00\]"):
+        spec.encode(pd.to_timedelta(["2 days"]).to_numpy())
+
+
+def test_reversed_datetime_bounds_are_shown_as_dates():
+    with pytest.raises(ValueError, match=r"'d'.*\[2014-01-01, 2013-01-01\]"):
+        spec_from_declaration("d", {"kind": "datetime", "bounds": ["2014-01-01", "2013-01-01"]},
+                              4)

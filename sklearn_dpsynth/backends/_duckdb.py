@@ -20,11 +20,11 @@ public; error messages name columns, never values or row counts.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import shutil
 import tempfile
-import warnings
 import weakref
 from typing import Any, Hashable, Iterator, Sequence
 
@@ -32,10 +32,12 @@ import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
-from ..exceptions import PrivacyWarning
-from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, codes_reason,
+from .._column_kinds import (CSV_NA_STRINGS, DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS,
+                             NUMBER_PATTERN, OFFSET_PATTERN, csv_header)
+from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
-                      modelled_dtype, raise_unencodable, row_blocks)
+                      kind_dtype, kind_family, modelled_dtype, raise_unencodable, row_blocks,
+                      text_kinds, with_implied_kinds)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable, in_passes
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
@@ -102,6 +104,11 @@ def _kind(sql_type: str) -> str:
     return "other"
 
 
+def _string(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _count_at_most(value: str, cuts: Sequence[float], low: int, high: int) -> str:
     """SQL for the largest ``k`` in ``low..high`` with ``value >= cuts[k - 1]``
     (``low`` when none): a binary search of nested CASE tests."""
@@ -135,19 +142,100 @@ class DuckDBSource:
         described = self.run(f"SELECT * FROM {relation_sql} LIMIT 0")
         self.columns = list(described.columns)
         self.sql_types = {c: str(t) for c, t in zip(described.columns, described.types)}
+        self.kinds: dict = {}  # text columns read as numbers or dates: (ColumnKind, strict)
+        self.untyped = False  # whether its text columns have no declared type (CSV text)
 
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
-        """An empty DataFrame with the columns' modelled pandas dtypes."""
-        return pd.DataFrame({c: pd.Series([], dtype=modelled_dtype(_kind(t)))
+        """An empty DataFrame with the columns' modelled pandas dtypes (text
+        columns read by kind as that kind's, see ``read_by_kinds``)."""
+        return pd.DataFrame({c: pd.Series([], dtype=kind_dtype(self.kinds[c][0])
+                                          if c in self.kinds else modelled_dtype(_kind(t)))
                              for c, t in self.sql_types.items()})
 
+    def text_columns(self) -> list:
+        """The columns of a text SQL type (public: the schema)."""
+        return [c for c, t in self.sql_types.items() if t.upper() == "VARCHAR"]
+
+    def untyped_columns(self) -> list:
+        """Text columns of no declared type (those of CSV files, read as text):
+        their kinds are declared or chosen privately."""
+        return self.text_columns() if self.untyped else []
+
+    def read_by_kinds(self, kinds: dict) -> None:
+        """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
+        a strict (declared) column's text that does not read so is an error
+        at encoding, any other becomes missing."""
+        self.kinds = text_kinds(kinds, self.text_columns())
+
     def _family(self, name: Hashable) -> str:
+        if name in self.kinds:
+            return kind_family(self.kinds[name][0])
         return family(_kind(self.sql_types[name]))
+
+    def _text(self, name: Hashable) -> str:
+        return f"trim(CAST({_quote(name)} AS VARCHAR))"
+
+    def _read_text(self, name: Hashable, kind: Any, strict: bool) -> str:
+        """SQL for a text column read as ``kind``: a DOUBLE (dates in seconds since
+        the epoch), NULL when it does not read so (the rules of
+        ``sklearn_dpsynth._column_kinds``; a declared integer column reads
+        whole numbers only)."""
+        text = self._text(name)
+        if kind.kind != "datetime":
+            whole = kind.kind in ("integer", "codes")
+            pattern = INTEGER_PATTERN if strict and whole else NUMBER_PATTERN
+            number = (f"(CASE WHEN regexp_full_match({text}, {_string(pattern)}) "
+                      f"THEN TRY_CAST({text} AS DOUBLE) END)")
+            return f"round_even({number}, 0)" if whole else number
+        return (f"(CAST({self._instant_ns(text, kind.tz)} AS DOUBLE) "
+                "/ CAST(1000000000 AS DOUBLE))")
+
+    @staticmethod
+    def _instant_ns(text: str, tz: str | None) -> str:
+        """Nanoseconds since the epoch of ISO dates (an offset read as written,
+        a wall-clock time in ``tz`` or UTC); NULL for any other text."""
+        naive = f"TRY_CAST({text} AS TIMESTAMP)"
+        if tz is not None:
+            naive = f"timezone({_string(tz)}, {naive})"
+        return (f"(CASE WHEN NOT regexp_full_match({text}, {_string(DATE_PATTERN)}) THEN NULL "
+                f"WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) THEN "
+                f"epoch_ns(TRY_CAST({text} AS TIMESTAMPTZ)) ELSE epoch_ns({naive}) END)")
+
+    def _kind_cell(self, name: Hashable, tz: str | None) -> str:
+        """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
+        each present value of a text column (NULL when missing)."""
+        text = self._text(name)
+        wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
+        if tz is not None:  # the wall clock in tz of the instant
+            wall = (f"timezone({_string(tz)}, to_timestamp("
+                    f"{self._instant_ns(text, tz)} // 1000 / 1000000.0))")
+        units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
+                         for i, unit in enumerate(("year", "month", "day", "hour", "minute",
+                                                   "second")))
+        dates = f"CASE {units} ELSE {len(KIND_CELLS) - 1} END"
+        return (f"CASE WHEN {text} IS NULL THEN NULL "
+                f"WHEN regexp_full_match({text}, {_string(INTEGER_PATTERN)}) THEN 0 "
+                f"WHEN regexp_full_match({text}, {_string(NUMBER_PATTERN)}) THEN 1 "
+                f"WHEN {self._instant_ns(text, tz)} IS NOT NULL THEN {dates} ELSE 2 END")
+
+    def kind_counts_many(self, zones: dict) -> dict:
+        """Exact kind histograms (``sklearn_dpsynth._column_kinds.kind_counts``)
+        of text columns ``{column: tz}``, in one ``GROUPING SETS`` query per batch."""
+        out: dict = {}
+        names = list(zones)
+        for batch in in_passes(names):
+            cells = [self._kind_cell(name, zones[name]) for name in batch]
+            groups = self._grouped(cells, "SELECT * FROM {src}", with_first=False)
+            out.update((name, histogram_from_cells(rows, len(KIND_CELLS)))
+                       for name, rows in zip(batch, groups))
+        return out
 
     def number(self, name: Hashable) -> str:
         """SQL for the column as a DOUBLE (datetimes in seconds since the
         epoch, UTC); NULL when missing (NULL or NaN)."""
+        if name in self.kinds:
+            return self._read_text(name, *self.kinds[name])
         column = _quote(name)
         if self._family(name) == "datetime":
             if self.sql_types[name].upper() == "DATE":
@@ -189,10 +277,7 @@ class DuckDBSource:
 
     def engine_error(self) -> ValueError:
         """The error for a failed query (public: the source's label only)."""
-        hint = (" (DuckDB guessed the column types of the CSV files from sample rows; "
-                "declare them, e.g. duckdb.read_csv(path, dtype={...}))"
-                if self.label == "files read_csv" else "")
-        return ValueError(f"X: DuckDB failed to read {self.label}{hint}; its message is "
+        return ValueError(f"X: DuckDB failed to read {self.label}; its message is "
                           "withheld because it may quote private rows.")
 
     # ---------------------------------------------------- domain learning
@@ -274,6 +359,8 @@ class DuckDBSource:
             present = f"{value} IS NOT NULL"
             code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
                     else self._codes_code(spec, value, checks))
+            if name in self.kinds and self.kinds[name][1]:
+                checks.append((f"{self._text(name)} IS NOT NULL AND {value} IS NULL", NOT_READ))
         if spec.kind == "categorical" and spec.other_code is None:
             checks.append((f"({present}) AND ({code}) < 0", CATEGORIES))
         if spec.missing:
@@ -318,6 +405,7 @@ class DuckDBSource:
             Naming a column whose values the domain cannot encode (never
             the values, nor how many).
         """
+        self.read_by_kinds(with_implied_kinds(self.kinds, domain, self.text_columns()))
         numbers = ", ".join(f"{self.number(c)} AS {_quote(f'__v{j}')}"
                             for j, c in enumerate(self.columns)
                             if self._family(c) in ("number", "datetime"))
@@ -499,6 +587,27 @@ def _code_type(size: int) -> str:
     return "UINTEGER"
 
 
+def _first_file(path: str) -> str | None:
+    """The first file (in name order) that a path or glob names, or None."""
+    if os.path.isfile(path):
+        return path
+    matches = sorted(glob.glob(path, recursive=True))
+    return matches[0] if matches else None
+
+
+def _csv_options(path: str) -> str:
+    """``read_csv`` options that read every column as text, with the separator of
+    the first file's header line and the same missing-value cells as ``dpsynth``."""
+    first = _first_file(path)
+    if first is None:
+        raise ValueError("X: DuckDB could not read the path given (no such file, or not a "
+                         "readable table).")
+    separator, _ = csv_header(first, "X: the CSV header")
+    nulls = ", ".join(_string(v) for v in CSV_NA_STRINGS)
+    return (f", all_varchar = true, header = true, delim = {_string(separator)}, "
+            f"quote = '\"', escape = '\"', nullstr = [{nulls}]")
+
+
 def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
     """A :class:`~sklearn_dpsynth.backends.DuckDBSource` for a path/glob of Parquet or CSV files, or a relation.
 
@@ -508,8 +617,11 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         Files ending in ``.parquet``/``.pq`` are read with ``read_parquet``,
         ``.csv``/``.tsv`` (optionally compressed) with ``read_csv``; a
         relation is queried on its own connection.  The schema of Parquet
-        files is their metadata; that of CSV files is guessed from their
-        rows (a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` says so).
+        files is their metadata.  CSV files are read as text (their
+        separator -- comma, semicolon or tab -- and UTF-8 encoding from the
+        first file's header line alone, never their rows); their columns
+        are read by their declared kinds, or kinds chosen privately in
+        ``fit`` (see ``sklearn_dpsynth._column_kinds``).
     memory_limit : str, optional
         DuckDB's ``memory_limit`` for a new connection (e.g. ``"200MB"``).
 
@@ -517,10 +629,11 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
     -------
     DuckDBSource
 
-    Warns
-    -----
-    PrivacyWarning
-        For CSV files, whose column types DuckDB infers from the data.
+    Raises
+    ------
+    ValueError
+        For a path DuckDB cannot read, or a CSV header with empty or
+        repeated column names.
     """
     duckdb = _duckdb()
     if isinstance(X, (str, os.PathLike)):
@@ -538,20 +651,16 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         connection.execute("SET temp_directory = '" + spill.path.replace("'", "''") + "'")
         if memory_limit is not None:
             connection.execute(f"SET memory_limit = '{memory_limit}'")
-        if reader == "read_csv":
-            warnings.warn(
-                "X: the column types of CSV files are guessed by DuckDB from the data "
-                "(its sniffer reads sample rows), so they are not protected by the privacy "
-                "guarantee; for a guarantee pass Parquet files, or a relation with declared "
-                "types (e.g. duckdb.read_csv(path, dtype={...})).", PrivacyWarning,
-                stacklevel=4)
         literal = "'" + path.replace("'", "''") + "'"
+        if reader == "read_csv":
+            literal += _csv_options(path)
         try:
             source = DuckDBSource(f"{reader}({literal})", connection, f"files {reader}")
         except duckdb.Error:
             pass  # raised below, outside the handler: the engine's error may quote rows
         else:
             source.spill = spill  # copied by derived(): lives as long as any view of it
+            source.untyped = reader == "read_csv"
             return source
         raise ValueError("X: DuckDB could not read the path given (no such file, or "
                          "not a readable table).")

@@ -19,15 +19,22 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec
+from .._column_kinds import ColumnKind
+from ..domain import ColumnSpec, Domain, declared_kind
 
 __all__ = ["modelled_dtype", "family", "encoding_path", "raise_unencodable", "counts_from_cells",
-           "row_blocks", "MISSING", "CATEGORIES", "BOUNDS", "codes_reason"]
+           "row_blocks", "MISSING", "CATEGORIES", "BOUNDS", "codes_reason", "NOT_READ",
+           "kind_dtype", "kind_family", "text_kinds", "with_implied_kinds"]
 
 #: Why a table is unencodable (completing "column 'c' (...) contains ...").
 MISSING = "missing values but its domain does not allow them; declare it with missing=True"
 CATEGORIES = "values outside the declared categories; declare them, or allow other=True"
 BOUNDS = "values outside the declared bounds; declare wider bounds or clip=True"
+NOT_READ = ("text that does not read as its declared kind; fix those values or declare the "
+            "column {'kind': 'category'}")
+
+#: Kinds an engine reads text columns as (durations are read in memory only).
+_READ_KINDS = ("numeric", "integer", "codes", "datetime")
 
 _FAMILIES = {"boolean": "boolean", "integer": "number", "float": "number",
              "datetime": "datetime", "datetime_utc": "datetime"}
@@ -120,3 +127,51 @@ def categories_in_order(rows: Iterable) -> tuple[list, np.ndarray]:
     in order of first appearance."""
     rows = sorted(rows, key=lambda row: row[2])
     return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=float)
+
+
+def text_kinds(kinds: dict, text_columns: Sequence[Hashable]) -> dict:
+    """The ``{column: (ColumnKind, strict)}`` entries an engine reads its text
+    columns by (numbers and dates; categories stay text).
+
+    Raises
+    ------
+    ValueError
+        For a text column declared as durations (read in memory only).
+    """
+    out = {}
+    for name, (kind, strict) in kinds.items():
+        if name not in text_columns:
+            continue
+        if kind.kind == "timedelta":
+            raise ValueError(f"column {name!r}: durations held as text are read in memory only; "
+                             "pass the table as a pandas DataFrame, or a duration type.")
+        if kind.kind in _READ_KINDS:
+            out[name] = (kind, strict)
+    return out
+
+
+def kind_dtype(kind: Any) -> Any:
+    """The pandas dtype a text column read as ``kind`` (a ColumnKind) is modelled as."""
+    if kind.kind == "numeric":
+        return np.dtype("float64")
+    if kind.kind in ("integer", "codes"):
+        return pd.Int64Dtype()
+    if kind.tz is not None:
+        return pd.DatetimeTZDtype("ns", kind.tz)
+    return np.dtype("datetime64[ns]")
+
+
+def kind_family(kind: Any) -> str:
+    """The family (see :func:`family`) of a text column read as ``kind``."""
+    return "datetime" if kind.kind == "datetime" else "number"
+
+
+def with_implied_kinds(kinds: dict, domain: Domain, text_columns: Sequence[Hashable]) -> dict:
+    """``kinds`` and, for every text column that a numeric or codes spec encodes
+    without a kind of its own, the kind its spec declares (strict: text that
+    does not read so is an error naming the column, never an engine cast error)."""
+    out = dict(kinds)
+    for spec in domain.specs:
+        if spec.name in text_columns and spec.name not in out and spec.kind != "categorical":
+            out[spec.name] = (ColumnKind(*declared_kind(spec)), True)
+    return out

@@ -21,21 +21,29 @@ datetimes.
 Privacy: every function here returns exact counts (sensitivity 1 under
 add/remove-one-row neighbours) that the callers release only through a
 mechanism of the ledger; the schema (column names and Spark types) is
-public; error messages name columns, never values or row counts.
+public; error messages name columns, never values or row counts.  Spark's
+own errors (which quote values, e.g. a text cell a cast cannot read) are
+replaced by one that names the table only (:func:`withheld`); text
+columns declared as numbers or dates are read by the public rules of
+``sklearn_dpsynth._column_kinds`` (a cell that does not read so is an
+encoding error naming the column), never by a failing cast.
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .._column_kinds import DATE_PATTERN, INTEGER_PATTERN, NUMBER_PATTERN, OFFSET_PATTERN
 from ..domain import ColumnSpec, Domain
-from ._engine import (BOUNDS, CATEGORIES, MISSING, categories_in_order, codes_reason,
+from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
-                      modelled_dtype, raise_unencodable, row_blocks)
+                      kind_dtype, kind_family, modelled_dtype, raise_unencodable, row_blocks,
+                      text_kinds, with_implied_kinds)
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable, in_passes
 
 __all__ = ["SparkSource", "SparkTable", "open_spark", "is_spark_input"]
@@ -114,20 +122,72 @@ class SparkSource:
         self.columns = list(frame.columns)
         self.types = {field.name: field.dataType for field in frame.schema.fields}
         self.n_passes = 0
+        self.kinds: dict = {}  # text columns read as numbers or dates: (ColumnKind, strict)
 
     # ------------------------------------------------------------- schema
     def schema_frame(self) -> pd.DataFrame:
-        """An empty DataFrame with the columns' modelled pandas dtypes."""
-        return pd.DataFrame({c: pd.Series([], dtype=modelled_dtype(_kind(self.types[c])))
+        """An empty DataFrame with the columns' modelled pandas dtypes (text
+        columns read by kind as that kind's, see ``read_by_kinds``)."""
+        return pd.DataFrame({c: pd.Series([], dtype=kind_dtype(self.kinds[c][0])
+                                          if c in self.kinds
+                                          else modelled_dtype(_kind(self.types[c])))
                              for c in self.columns})
 
+    def text_columns(self) -> list:
+        """The columns of a Spark string type (public: the schema)."""
+        return [c for c in self.columns if _kind(self.types[c]) == "text"]
+
+    def untyped_columns(self) -> list:
+        """Text columns of no declared type: none (a Spark schema types every column)."""
+        return []
+
+    def read_by_kinds(self, kinds: dict) -> None:
+        """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
+        a strict (declared) column's text that does not read so is an error
+        at encoding (naming the column, never a value), any other becomes
+        missing.  Dates with a declared time zone are read in memory or
+        DuckDB only."""
+        kinds = text_kinds(kinds, self.text_columns())
+        for name, (kind, _) in kinds.items():
+            if kind.tz is not None:
+                raise ValueError(f"column {name!r}: a Spark text column is read as naive or "
+                                 "UTC dates; declare it without 'tz', or give it a "
+                                 "timestamp type.")
+        self.kinds = kinds
+
     def _family(self, name: Hashable) -> str:
+        if name in self.kinds:
+            return kind_family(self.kinds[name][0])
         return family(_kind(self.types[name]))
+
+    def _text(self, name: Hashable) -> Any:
+        return _functions().trim(_column(name))
+
+    def _read_text(self, name: Hashable, kind: Any, strict: bool) -> Any:
+        """A text column read as ``kind``: a double (dates in seconds since the
+        epoch), null when it does not read so (the rules of
+        ``sklearn_dpsynth._column_kinds``)."""
+        F = _functions()
+        text = self._text(name)
+        if kind.kind != "datetime":
+            whole = kind.kind in ("integer", "codes")
+            pattern = INTEGER_PATTERN if strict and whole else NUMBER_PATTERN
+            number = F.when(text.rlike(f"^(?:{pattern})$"), text.try_cast("double"))
+            return F.bround(number, 0) if whole else number
+        is_date = text.rlike(f"^(?:{DATE_PATTERN})$")
+        instant = text.try_cast("timestamp")  # an offset read as written
+        wall = F.from_utc_timestamp(text.try_cast("timestamp_ntz").cast("timestamp"),
+                                    F.current_timezone())  # a wall-clock time read as UTC
+        stamp = F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), instant).otherwise(wall)
+        return F.when(is_date, (F.unix_micros(stamp) * F.lit(1000)).cast("double")
+                      / F.lit(1e9))
 
     def number(self, name: Hashable) -> Any:
         """The column as a double (datetimes in seconds since the epoch, UTC);
         null when missing (null or NaN)."""
         F = _functions()
+        if name in self.kinds:
+            return self._read_text(name, *self.kinds[name])
         column = F.col(_quote(name))
         if self._family(name) == "datetime":
             if _type_name(self.types[name]) != "TimestampType":
@@ -143,7 +203,7 @@ class SparkSource:
     def _aggregate(self, frame: Any) -> list:
         """Collect an aggregation, counting it as one pass over the table."""
         self.n_passes += 1
-        return frame.collect()
+        return withheld(frame.collect)
 
     # ---------------------------------------------------- domain learning
     def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
@@ -223,6 +283,8 @@ class SparkSource:
             code = self._categorical_code(spec, column, self._family(name))
         else:
             value = self.number(name)
+            if name in self.kinds and self.kinds[name][1]:
+                checks.append((self._text(name).isNotNull() & value.isNull(), NOT_READ))
             present = value.isNotNull()
             code = (self._numeric_code(spec, value, checks) if spec.kind == "numeric"
                     else self._codes_code(spec, value, checks))
@@ -277,6 +339,7 @@ class SparkSource:
             Naming a column whose values the domain cannot encode (never
             the values, nor how many).
         """
+        self.read_by_kinds(with_implied_kinds(self.kinds, domain, self.text_columns()))
         expressions, failures = [], []
         for spec in domain.specs:
             code, checks = self.code_expression(spec)
@@ -296,6 +359,47 @@ class SparkSource:
             F.max(F.when(condition, F.lit(1)).otherwise(F.lit(0))).alias(f"f{i}")
             for i, (_, condition, _) in enumerate(failures)]))[0]
         raise_unencodable(failures, flags, "a Spark DataFrame")
+
+
+def _column(name: Hashable) -> Any:
+    """``F.col`` of a column name, quoted."""
+    return _functions().col(_quote(name))
+
+
+def _withheld_rows(action: Any) -> Iterator:
+    """The rows ``action()`` streams, with Spark errors withheld as in :func:`withheld`."""
+    rows = withheld(action)
+    while True:
+        try:
+            yield withheld(lambda: next(rows))
+        except StopIteration:
+            return
+
+
+#: pyspark's Python loggers that print a failed query's message (with its values).
+_QUERY_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+
+
+def withheld(action: Any) -> Any:
+    """``action()``; a Spark error becomes one that says only that the Spark
+    DataFrame failed: Spark's messages quote private values (e.g. a text
+    cell that a cast cannot read) and are not chained.  pyspark's own
+    loggers of failed queries are silenced meanwhile (Spark's JVM logging
+    is the session's to configure)."""
+    loggers = [logging.getLogger(name) for name in _QUERY_LOGGERS]
+    disabled = [logger.disabled for logger in loggers]
+    try:
+        for logger in loggers:
+            logger.disabled = True
+        return action()
+    except Exception as error:  # noqa: BLE001  (pyspark, py4j and Java errors)
+        if not type(error).__module__.startswith(("pyspark", "py4j")):
+            raise
+    finally:
+        for logger, was in zip(loggers, disabled):
+            logger.disabled = was
+    raise ValueError("X: Spark failed to read a Spark DataFrame; its message is withheld "
+                     "because it may quote private rows.")
 
 
 def _quote(name: Hashable) -> str:
@@ -348,7 +452,7 @@ class SparkTable(EncodedTable):
         from pyspark import StorageLevel
         codes = codes.persist(StorageLevel.MEMORY_AND_DISK)
         source.n_passes += 1
-        codes.count()  # materialise once; the count itself is not kept
+        withheld(codes.count)  # materialise once; the count itself is not kept
         table = cls(source, codes, columns, sizes)
         # release the cached codes with the table: a long-lived session would
         # otherwise keep every fit's codes in its executors' memory and disk
@@ -364,7 +468,7 @@ class SparkTable(EncodedTable):
     def n_rows(self) -> int:
         """Exact number of rows: private for the table passed to ``fit``."""
         self._source.n_passes += 1
-        return int(self._codes.count())
+        return int(withheld(self._codes.count))
 
     def _count(self, columns: tuple[int, ...], weights: np.ndarray | None) -> np.ndarray:
         if weights is not None:
@@ -411,12 +515,13 @@ class SparkTable(EncodedTable):
         to the driver one partition at a time."""
         chunk_rows = self._check_chunk_rows(chunk_rows)
         self._source.n_passes += 1
-        yield from row_blocks(self._codes.toLocalIterator(), chunk_rows, self.n_columns)
+        yield from row_blocks(_withheld_rows(self._codes.toLocalIterator), chunk_rows,
+                              self.n_columns)
 
     def to_numpy(self) -> np.ndarray:
         """All codes on the driver (int64, read-only): for small tables only."""
         self._source.n_passes += 1
-        rows = [tuple(r) for r in self._codes.collect()]
+        rows = [tuple(r) for r in withheld(self._codes.collect)]
         codes = np.array(rows, dtype=np.int64).reshape(len(rows), self.n_columns)
         codes.flags.writeable = False
         return codes

@@ -1,0 +1,710 @@
+"""Reading columns by kind: declared, or chosen privately, never guessed from rows.
+
+A column of untyped *text* (a DataFrame's ``object`` column, a numpy array
+of strings, a CSV file read as text by ``dpsynth`` or by ``fit`` on a path)
+says nothing public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
+or categories), so choosing it by looking at the rows -- as
+``pandas.read_csv`` does -- would let one row change the released model
+(one text cell turns a numeric column into categories; one missing value
+turns integers into floats).  Here the kind is
+
+* **declared** (``domain={"col": {"kind": ...}}`` or any entry whose form
+  implies it, see :func:`~sklearn_dpsynth.domain.declared_kind`): the text
+  is cast to that kind, and a value that does not read as it is an error
+  naming the column and how many rows are at fault (never the values), as
+  for any value outside a declared domain;
+* **chosen privately** for an undeclared text column: one Gaussian-noised
+  histogram per column (L2 sensitivity 1 under add/remove-one-row: each
+  row lands in exactly one cell) over the public cells of
+  :data:`KIND_CELLS` -- integers, other numbers, other text, and dates by
+  the coarsest unit they are aligned to -- spent from a small ledger share
+  labelled ``"column kinds"``.  A public rule on the noisy counts picks
+  the kind (:func:`choose_kind`): numbers when at least 95% of the present
+  values read as numbers (integers when at most 5% of those have a
+  fraction), dates when 95% read as ISO dates (with the coarsest unit that
+  95% of them are aligned to, see :func:`choose_unit`), categories
+  otherwise.  Values that do not read as the chosen kind become missing
+  (a learned column reserves a missing code whatever its rows).
+
+Columns with real typed dtypes (numbers, datetimes, durations, booleans,
+pandas categoricals, pandas strings) keep their dtype: it is schema.  A
+text column read as dates has its unit (the coarsest of year, month, day,
+hour, minute, second that the dates start) chosen from the same histogram
+(its date cells), so that synthetic dates keep the resolution of the real
+ones; a typed datetime column keeps the unit it is declared with, if any.
+Which columns are measured depends on the schema and the declaration
+only, and each is charged whether or not its kind turns out ambiguous,
+so the ledger's lines are the same for neighbouring tables.  Everything
+after the noisy counts is post-processing.  A typed text column (a pandas
+string column, an engine's string type) is categories unless it is
+declared as numbers or dates, when it is read so as well.  Engines
+(DuckDB, Spark) read text by the same rules in their own expressions
+(:func:`read_engine_kinds`), with the same histogram for untyped CSV text.
+
+The parsing rules are public and the same on every backend: a number is
+``[+-]digits[.digits][e[+-]digits]`` (:data:`NUMBER_PATTERN`), a date is
+ISO 8601 (``YYYY-MM-DD`` with an optional time and offset,
+:data:`DATE_PATTERN`); surrounding spaces are ignored.  Dates with an
+offset are converted to UTC (to the declared ``tz`` when there is one);
+dates without one are wall-clock times (in the declared ``tz``).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import warnings
+from dataclasses import dataclass
+from typing import Any, Hashable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .domain import Domain, declared_kind, is_kind_only
+from .exceptions import DomainInferenceWarning, PrivacyWarning
+from .privacy import LedgerShare
+
+__all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PATTERN",
+           "INTEGER_PATTERN", "OFFSET_PATTERN",
+           "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
+           "annotate_domain", "kind_counts", "unhashable_check", "read_like",
+           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS"]
+
+#: Share of the preprocessing budget spent choosing the kinds (and learning
+#: the datetime units) of undeclared columns, when there are any.
+KIND_SHARE = 0.1
+
+#: A whole number (after stripping spaces).
+INTEGER_PATTERN = r"[+-]?\d+"
+#: A decimal number, with an optional exponent.
+NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: An ISO 8601 date, with an optional time and UTC offset.
+DATE_PATTERN = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?"
+                r"(?:Z|[+-]\d{2}:?\d{2})?")
+#: A date with a UTC offset.
+OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
+
+#: Cells of a column's kind histogram: every present value lands in one.
+#: Dates land in the coarsest unit they start (a first of January at
+#: midnight is a "year"; a date with fractional seconds is "finer").
+KIND_CELLS = ("integer", "decimal", "text", "year", "month", "day", "hour", "minute",
+              "second", "finer")
+_UNITS = ("year", "month", "day", "hour", "minute", "second")
+
+#: A kind is chosen when this share of the present values reads as it.
+KIND_FRACTION = 0.95
+#: ... and its noisy count exceeds this many noise standard deviations.
+_SIGNAL = 4.0
+
+
+@dataclass(frozen=True)
+class ColumnKind:
+    """How a column is read: its kind, and for datetimes their unit and zone.
+
+    Attributes
+    ----------
+    kind : {"numeric", "integer", "datetime", "timedelta", "category", "codes", "typed"}
+        ``"typed"``: a column whose dtype is kept as it is.
+    unit : str or None
+    tz : str or None
+    """
+
+    kind: str
+    unit: str | None = None
+    tz: str | None = None
+
+
+# ------------------------------------------------------------------ schema
+def holds_text(dtype: Any) -> bool:
+    """Whether a dtype holds text: ``object`` or a pandas string dtype.  Such a
+    column is read as numbers or dates when it is declared so."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+
+def is_text(dtype: Any) -> bool:
+    """Whether a dtype holds values of no declared kind: ``object``.
+
+    A pandas string column (``str`` or ``string`` dtype) is typed text, and
+    is modelled as categories like a pandas categorical.
+    """
+    return isinstance(dtype, np.dtype) and dtype == np.dtype(object)
+
+
+def _is_datetime(dtype: Any) -> bool:
+    return pd.api.types.is_datetime64_any_dtype(dtype) and not isinstance(dtype, pd.PeriodDtype)
+
+
+def _dtype_tz(dtype: Any) -> str | None:
+    tz = getattr(dtype, "tz", None)
+    return None if tz is None else str(tz)
+
+
+def columns_to_measure(dtypes: Mapping[Hashable, Any],
+                       declared: Mapping[Hashable, Any]) -> list:
+    """Columns whose kind or datetime unit is learned privately (public facts only).
+
+    Undeclared text columns (kind, and unit when they hold dates) and text
+    columns declared ``{"kind": "datetime"}`` without a unit (their unit).
+
+    Parameters
+    ----------
+    dtypes : mapping
+        Column name -> dtype.
+    declared : mapping
+        The declaration.
+
+    Returns
+    -------
+    list
+    """
+    out = []
+    for name, dtype in dtypes.items():
+        entry = declared.get(name)
+        if not is_text(dtype):
+            continue
+        if entry is None:
+            out.append(name)
+        elif is_kind_only(entry):
+            kind, unit, _ = declared_kind(entry)
+            if kind == "datetime" and unit is None:
+                out.append(name)
+    return out
+
+
+# ----------------------------------------------------------------- parsing
+#: What ``pandas.api.types.infer_dtype`` calls columns of scalars only.
+_SCALARS = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float",
+                      "decimal", "boolean", "datetime", "datetime64", "date", "timedelta",
+                      "timedelta64", "time", "bytes", "complex", "period"})
+
+
+def unhashable_check(series: pd.Series) -> None:
+    """TypeError naming the column when an object column holds lists, dicts,
+    sets or arrays (cells that cannot be a category or a number)."""
+    if series.dtype != object or pd.api.types.infer_dtype(series, skipna=True) in _SCALARS:
+        return
+    if any(isinstance(v, (list, dict, set, np.ndarray)) for v in series.to_numpy()):
+        raise TypeError(f"column {series.name!r} holds lists, dicts, sets or arrays in its "
+                        "cells; give every cell one value (a number, a date or a text).")
+
+
+def _as_text(series: pd.Series) -> pd.Series:
+    """The present cells of a text column as stripped strings (missing as NA):
+    numbers as their ``repr``, datetimes in ISO form, other objects as ``str``."""
+    if pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty"):
+        # strings only (a CSV read as text): one vectorised pass
+        stripped = series.astype("string").str.strip()
+        return stripped.astype(object).where(stripped.notna(), None)
+    values = series.to_numpy(dtype=object)
+    missing = np.asarray(pd.isna(series), dtype=bool)
+    out = np.empty(len(values), dtype=object)
+    for i, value in enumerate(values):
+        if missing[i]:
+            out[i] = None
+        elif isinstance(value, str):
+            out[i] = value.strip()
+        elif hasattr(value, "isoformat") and not isinstance(value, pd.Timedelta):
+            out[i] = value.isoformat()
+        elif isinstance(value, (float, np.floating)):
+            out[i] = repr(float(value))
+        else:
+            out[i] = str(value)
+    return pd.Series(out, index=series.index, dtype=object)
+
+
+@dataclass
+class _Parsed:
+    """A text column read every way: as numbers, as dates, and which is which."""
+
+    text: pd.Series  # stripped strings, None when missing
+    is_integer: np.ndarray
+    is_number: np.ndarray
+    numbers: np.ndarray  # float, NaN where not a number
+    dates: pd.Series  # tz-aware UTC datetimes, NaT where not a date
+    has_offset: np.ndarray
+
+
+def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
+    text = _as_text(series)
+    strings = text.astype("string")
+    is_integer = strings.str.fullmatch(INTEGER_PATTERN).fillna(False).to_numpy(dtype=bool)
+    is_number = strings.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool)
+    numbers = np.full(len(text), np.nan)
+    if is_number.any():
+        numbers[is_number] = pd.to_numeric(strings[is_number]).to_numpy(dtype=float)
+    is_date = strings.str.fullmatch(DATE_PATTERN).fillna(False).to_numpy(dtype=bool)
+    has_offset = is_date & strings.str.fullmatch(OFFSET_PATTERN).fillna(False).to_numpy(
+        dtype=bool)
+    dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
+    if is_date.any():
+        dates[has_offset] = pd.to_datetime(strings[has_offset].astype(object), format="ISO8601",
+                                           errors="coerce", utc=True)
+        naive = is_date & ~has_offset
+        wall = pd.to_datetime(strings[naive].astype(object), format="ISO8601", errors="coerce")
+        dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
+                        .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
+    return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+def _unit_cells(stamps: pd.Series) -> np.ndarray:
+    """Cell index (into the date cells of :data:`KIND_CELLS`) of every wall-clock
+    datetime: the coarsest unit it starts."""
+    stamps = stamps.dt.tz_localize(None) if stamps.dt.tz is not None else stamps
+    starts = [
+        (stamps.dt.month == 1) & (stamps.dt.day == 1) & (stamps == stamps.dt.normalize()),
+        (stamps.dt.day == 1) & (stamps == stamps.dt.normalize()),
+        stamps == stamps.dt.normalize(),
+        stamps == stamps.dt.floor("h"),
+        stamps == stamps.dt.floor("min"),
+        stamps == stamps.dt.floor("s"),
+    ]
+    cells = np.full(len(stamps), len(_UNITS))
+    for index in reversed(range(len(_UNITS))):
+        cells[starts[index].to_numpy(dtype=bool)] = index
+    return cells
+
+
+def kind_counts(series: pd.Series, tz: str | None = None,
+                parsed: _Parsed | None = None) -> np.ndarray:
+    """Exact counts of a column's present values in the cells of :data:`KIND_CELLS`.
+
+    Each present value lands in exactly one cell, so the histogram has L2
+    sensitivity 1 under add/remove-one-row neighbours: release it only
+    through a mechanism.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        A text column.
+    tz : str, optional
+        Time zone whose wall clock decides the units of dates.
+    parsed : optional
+        The column already parsed (in ``tz``).
+
+    Returns
+    -------
+    ndarray of float, shape (len(KIND_CELLS),)
+    """
+    counts = np.zeros(len(KIND_CELLS))
+    parsed = _parse(series, tz) if parsed is None else parsed
+    present = parsed.text.notna().to_numpy(dtype=bool)
+    dates = parsed.dates.notna().to_numpy(dtype=bool) & ~parsed.is_number
+    counts[0] = np.count_nonzero(parsed.is_integer)
+    counts[1] = np.count_nonzero(parsed.is_number & ~parsed.is_integer)
+    counts[2] = np.count_nonzero(present & ~parsed.is_number & ~dates)
+    wall = parsed.dates[dates]
+    wall = wall.dt.tz_convert(tz) if tz is not None else wall
+    counts[3:] = np.bincount(_unit_cells(wall), minlength=len(_UNITS) + 1)
+    return counts
+
+
+# ---------------------------------------------------------------- the rule
+def choose_unit(date_counts: np.ndarray) -> str | None:
+    """The coarsest unit that :data:`KIND_FRACTION` of the (noisy) dates start.
+
+    Parameters
+    ----------
+    date_counts : ndarray of float, shape (7,)
+        Counts of the date cells of :data:`KIND_CELLS` (year .. finer).
+
+    Returns
+    -------
+    str or None
+        None when more than 5% of the dates are finer than a second.
+    """
+    counts = np.maximum(np.asarray(date_counts, dtype=float), 0.0)
+    total = counts.sum()
+    for index, unit in enumerate(_UNITS):
+        if counts[index + 1:].sum() <= (1.0 - KIND_FRACTION) * total:
+            return unit
+    return None
+
+
+def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
+    """The kind a public rule gives a text column's (noisy) kind histogram.
+
+    Parameters
+    ----------
+    counts : ndarray of float, shape (len(KIND_CELLS),)
+        Noisy (or exact, with ``sigma=0``) counts.
+    sigma : float
+        Their noise standard deviation.
+
+    Returns
+    -------
+    kind : ColumnKind
+        ``"numeric"``/``"integer"`` when :data:`KIND_FRACTION` of the present
+        values are numbers, ``"datetime"`` (with :func:`choose_unit`) when
+        that share are dates, ``"category"`` otherwise; a number or date
+        kind also needs its count above four noise standard deviations.
+    mixed : bool
+        Whether the column was left as categories though at least half of
+        its values read as numbers or as dates (worth declaring).
+    """
+    counts = np.maximum(np.asarray(counts, dtype=float), 0.0)
+    integers, decimals, text = counts[:3]
+    numbers, dates = integers + decimals, counts[3:].sum()
+    present = numbers + text + dates
+    if numbers >= KIND_FRACTION * present and numbers > _SIGNAL * sigma * np.sqrt(2):
+        kind = "integer" if decimals <= (1.0 - KIND_FRACTION) * numbers else "numeric"
+        return ColumnKind(kind), False
+    if dates >= KIND_FRACTION * present and dates > _SIGNAL * sigma * np.sqrt(7):
+        return ColumnKind("datetime", choose_unit(counts[3:])), False
+    signal = present > _SIGNAL * sigma * np.sqrt(len(KIND_CELLS))
+    return ColumnKind("category"), bool(signal and max(numbers, dates) >= 0.5 * present)
+
+
+# ----------------------------------------------------------------- casting
+def _cast(series: pd.Series, kind: ColumnKind, declared: bool,
+          parsed: _Parsed | None = None) -> pd.Series:
+    """A text column read as ``kind``; a value that does not read so is an error
+    (declared kinds) or missing (chosen kinds).  ``parsed``: the column already
+    parsed in ``kind.tz``."""
+    if kind.kind == "category":
+        return series
+    parsed = _parse(series, kind.tz) if parsed is None else parsed
+    present = parsed.text.notna().to_numpy(dtype=bool)
+    if kind.kind in ("numeric", "integer", "codes"):
+        whole = kind.kind in ("integer", "codes")
+        ok = parsed.is_integer if whole and declared else parsed.is_number
+        values = np.where(ok, parsed.numbers, np.nan)
+        _check_read(series.name, kind.kind, declared, present & ~ok)
+        if whole:
+            return pd.Series(pd.array(np.rint(values), dtype="Float64").astype("Int64"),
+                             index=series.index, name=series.name)
+        return pd.Series(values, index=series.index, name=series.name)
+    if kind.kind == "timedelta":
+        deltas = pd.to_timedelta(parsed.text.astype(object), errors="coerce")
+        _check_read(series.name, kind.kind, declared, present & deltas.isna().to_numpy())
+        return deltas.astype("timedelta64[ns]").rename(series.name)
+    stamps = parsed.dates.where(~pd.Series(parsed.is_number, index=series.index))
+    _check_read(series.name, kind.kind, declared, present & stamps.isna().to_numpy())
+    stamps = stamps.dt.tz_convert(kind.tz) if kind.tz is not None else \
+        stamps.dt.tz_localize(None)
+    return stamps.astype(f"datetime64[ns, {kind.tz}]" if kind.tz else "datetime64[ns]")
+
+
+def _check_read(name: Hashable, kind: str, declared: bool, bad: np.ndarray) -> None:
+    if declared and bad.any():
+        what = {"numeric": "numbers", "integer": "whole numbers", "codes": "integer codes",
+                "datetime": "ISO dates (YYYY-MM-DD[ HH:MM[:SS]][+HH:MM])",
+                "timedelta": "durations"}[kind]
+        count = int(np.count_nonzero(bad))
+        raise ValueError(f"column {name!r} is declared {kind!r} but holds text that does not "
+                         f"read as {what} in {count} row{'s' if count != 1 else ''}; fix those "
+                         "values or declare the column {\"kind\": \"category\"}.")
+
+
+def _declared_text_kind(entry: Any) -> ColumnKind:
+    kind, unit, tz = declared_kind(entry)
+    return ColumnKind(kind, unit, tz)
+
+
+# -------------------------------------------------------------------- entry
+def read_kinds(
+    frame: pd.DataFrame,
+    declared: Mapping[Hashable, Any],
+    *,
+    budget: LedgerShare | None,
+    rng: np.random.Generator | None,
+    preprocessing: str = "private",
+) -> tuple[pd.DataFrame, dict]:
+    """Cast a table's text columns by their declared or privately chosen kinds.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The private table.
+    declared : mapping
+        The domain declaration.
+    budget : LedgerShare or None
+        The ``"column kinds"`` share: spent evenly over
+        :func:`columns_to_measure`.  Required when there are such columns
+        and ``preprocessing="private"``.
+    rng : numpy.random.Generator or None
+        Noise source.
+    preprocessing : {"private", "non-private"}, default="private"
+        ``"non-private"`` reads the kinds from the exact counts, with a
+        :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The table with its text columns cast (a new frame; the input is not
+        modified).
+    kinds : dict
+        Column name -> :class:`ColumnKind` of every column.
+
+    Raises
+    ------
+    TypeError
+        Naming a column whose cells hold lists, dicts, sets or arrays.
+    ValueError
+        Naming a column declared of a kind that some of its text does not
+        read as, or when kinds must be chosen and there is no budget.
+    """
+    for name in frame.columns:
+        unhashable_check(frame[name])
+    measured = columns_to_measure(dict(frame.dtypes.items()), declared)
+    zones = _zones(measured, declared)
+    parsed = {}  # each measured column is parsed once, for its counts and its cast
+
+    def counter(zones: Mapping) -> dict:
+        parsed.update((name, _parse(frame[name], tz)) for name, tz in zones.items())
+        return {name: kind_counts(frame[name], tz, parsed[name]) for name, tz in zones.items()}
+
+    noisy, sigma = _measure(counter, zones, budget, rng, preprocessing)
+    kinds, columns, mixed = {}, {}, []
+    for name in frame.columns:
+        series = frame[name]
+        kind, is_mixed = _kind_of(series, declared.get(name), noisy.get(name), sigma)
+        if is_mixed:
+            mixed.append(name)
+        kinds[name] = kind
+        declared_text = name in declared and holds_text(series.dtype)
+        reuse = parsed.get(name) if kind.tz == zones.get(name) else None
+        columns[name] = _cast(series, kind, declared_text, reuse) if (
+            declared_text or is_text(series.dtype)) else series
+    _warn_mixed(mixed)
+    out = pd.DataFrame(columns, index=frame.index)
+    out.columns = frame.columns
+    return out, kinds
+
+
+def _zones(measured: Sequence[Hashable], declared: Mapping[Hashable, Any]) -> dict:
+    """``{column: declared time zone or None}`` of the measured columns."""
+    return {name: declared_kind(declared[name])[2] if name in declared else None
+            for name in measured}
+
+
+def _warn_mixed(mixed: list) -> None:
+    if mixed:
+        warnings.warn(
+            f"columns {mixed} hold text of which between half and 95% reads as numbers or "
+            "as dates: they are modelled as categories (values outside the kept ones map to "
+            "'<other>'). Declare their kind, e.g. domain={col: {'kind': 'numeric'}}.",
+            DomainInferenceWarning, stacklevel=4)
+
+
+def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
+                      budget: LedgerShare | None, rng: np.random.Generator | None,
+                      preprocessing: str = "private") -> dict:
+    """:func:`read_kinds` for a table held by an engine (DuckDB, Spark).
+
+    The engine's text columns declared as numbers or dates are read so
+    (:meth:`read_by_kinds` of the source); its untyped text columns (CSV
+    files read as text) get their kinds chosen privately from the engine's
+    exact kind histograms (``kind_counts_many``), as in memory.
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`ColumnKind` of the columns read by kind.
+    """
+    text = set(source.text_columns())
+    untyped = set(source.untyped_columns())
+    dtypes = {name: np.dtype(object) if name in untyped else None for name in source.columns}
+    measured = columns_to_measure(dtypes, declared)
+    noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
+                            preprocessing) if measured else ({}, 0.0)
+    read, kinds, mixed = {}, {}, []
+    schema = source.schema_frame()
+    for name in source.columns:
+        entry = declared.get(name)
+        if name not in text or (entry is None and name not in noisy):
+            kinds[name], _ = _kind_of(schema[name], None, None, sigma)
+            continue
+        if entry is not None:
+            kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)
+        else:
+            kind, is_mixed = choose_kind(noisy[name], sigma)
+            if is_mixed:
+                mixed.append(name)
+        read[name] = (kind, entry is not None)
+        kinds[name] = kind
+    source.read_by_kinds(read)
+    _warn_mixed(mixed)
+    return kinds
+
+
+def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
+             sigma: float) -> tuple[ColumnKind, bool]:
+    """The column's kind (declared, chosen from its noisy histogram ``counts``, or
+    its dtype's) and whether it is a mixed text column left as categories."""
+    if entry is not None:
+        kind = _declared_text_kind(entry)
+        if counts is not None and kind.kind == "datetime":
+            kind = ColumnKind("datetime", choose_unit(counts[3:]), kind.tz)
+        if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
+            return ColumnKind("typed"), False
+        return kind, False
+    if counts is not None:
+        return choose_kind(counts, sigma)
+    if _is_datetime(series.dtype):
+        return ColumnKind("datetime", None, _dtype_tz(series.dtype)), False
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return ColumnKind("timedelta"), False
+    return ColumnKind("typed"), False
+
+
+def _measure(counter: Any, measured: Mapping[Hashable, str | None],
+             budget: LedgerShare | None, rng: np.random.Generator | None,
+             preprocessing: str) -> tuple[dict, float]:
+    """Every measured column's kind histogram (noisy; dates in the column's declared
+    zone ``measured[name]``) and the noise's standard deviation.
+
+    ``counter(measured)`` gives the exact histograms (one engine pass)."""
+    if not measured:
+        return {}, 0.0
+    if preprocessing == "non-private":
+        warnings.warn(
+            f"preprocessing='non-private': the kinds (and datetime units) of columns "
+            f"{list(measured)} were read from the exact counts of the private data; the "
+            "result is not differentially private. Declare them with domain=.",
+            PrivacyWarning, stacklevel=4)
+        return counter(measured), 0.0
+    if budget is None or rng is None or budget.rho <= 0:
+        raise ValueError(
+            f"columns {list(measured)} hold text (or datetimes) of no declared kind: declare "
+            "them with domain= (e.g. {'kind': 'numeric'}, {'kind': 'datetime', 'unit': "
+            "'day'}), or give a privacy budget to choose their kinds privately.")
+    sigma = budget.sigma_for(budget.rho / len(measured))
+    exact = counter(measured)
+    out = {name: budget.gaussian(exact[name], sigma=sigma, rng=rng, target=f"kind of {name!r}",
+                                 n_cells=len(KIND_CELLS))
+           for name in measured}
+    return out, sigma
+
+
+def annotate_domain(domain: Domain, kinds: Mapping[Hashable, ColumnKind]) -> Domain:
+    """Give the numeric specs of datetime and duration columns their value type,
+    unit and time zone (declared entries keep theirs).
+
+    Parameters
+    ----------
+    domain : Domain
+    kinds : mapping
+        Column name -> :class:`ColumnKind` (from :func:`read_kinds`).
+
+    Returns
+    -------
+    Domain
+        The same object.
+    """
+    for spec in domain.specs:
+        kind = kinds.get(spec.name)
+        if kind is None or spec.kind != "numeric":
+            continue
+        if kind.kind == "datetime":
+            spec.value_type = "datetime"
+            spec.unit = spec.unit if spec.unit is not None else kind.unit
+            spec.tz = spec.tz if spec.tz is not None else kind.tz
+        elif kind.kind == "timedelta":
+            spec.value_type = "timedelta"
+    return domain
+
+
+def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.DataFrame:
+    """Another table's text columns read by the kinds fitted on the private one.
+
+    For public data, rows to score and conditions: what does not read as
+    its column's kind becomes missing, as in a learned column.  Costs
+    nothing (the kinds are already released).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        With (some of) the fitted columns.
+    kinds : mapping
+        Column name -> :class:`ColumnKind`, as :func:`read_kinds` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    cast = {}
+    for name in frame.columns:
+        series, kind = frame[name], kinds.get(name)
+        unhashable_check(series)
+        if kind is not None and holds_text(series.dtype) and \
+                kind.kind not in ("typed", "category"):
+            series = _cast(series, kind, declared=False)
+        cast[name] = series
+    out = pd.DataFrame(cast, index=frame.index)
+    out.columns = frame.columns
+    return out
+
+
+# --------------------------------------------------------------- CSV files
+#: Cells read as missing values in CSV files (and only these: "n/a" is text).
+CSV_NA_STRINGS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "None")
+
+#: Separators a CSV header may use: the one it holds most often wins (ties in this order).
+CSV_SEPARATORS = (",", ";", "\t")
+
+
+def csv_header(path: str, where: str) -> tuple[str, list[str]]:
+    """The separator and column names of a CSV file, from its header line alone.
+
+    The encoding is UTF-8 (a byte-order mark is dropped; ``.gz`` files are
+    decompressed); the separator is the comma, semicolon or tab that the
+    header holds most often.  Only the header line is read: nothing here
+    depends on the rows.
+
+    Parameters
+    ----------
+    path : str
+        A CSV file.
+    where : str
+        What to call the header in messages.
+
+    Returns
+    -------
+    separator : str
+    names : list of str
+
+    Raises
+    ------
+    ValueError
+        For a header that is not UTF-8 or is empty, or has empty or repeated
+        column names (naming their positions).
+    """
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        line = handle.readline()
+    try:
+        header = line.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise ValueError(f"{where} is not UTF-8 text; save the file as UTF-8.") from None
+    if not header.strip():
+        raise ValueError(f"{where} is empty (the first line names the columns).")
+    separator = max(CSV_SEPARATORS, key=lambda s: (header.count(s), -CSV_SEPARATORS.index(s)))
+    names = [name.strip() for name in next(csv.reader([header], delimiter=separator))]
+    check_column_names(names, where)
+    return separator, names
+
+
+def check_column_names(names: Sequence[Any], where: str) -> None:
+    """ValueError naming the positions of empty or repeated column names (a header
+    is schema: public).
+
+    Parameters
+    ----------
+    names : sequence
+    where : str
+        What to call the header in messages.
+    """
+    empty = [i + 1 for i, name in enumerate(names) if not str(name).strip()]
+    if empty:
+        raise ValueError(f"{where} has an empty column name at position(s) {empty}; name "
+                         "every column.")
+    positions: dict = {}
+    for i, name in enumerate(names):
+        positions.setdefault(name, []).append(i + 1)
+    repeated = {name: at for name, at in positions.items() if len(at) > 1}
+    if repeated:
+        shown = "; ".join(f"{name!r} at positions {at}" for name, at in repeated.items())
+        raise ValueError(f"{where} repeats column names ({shown}); give every column its own "
+                         "name.")

@@ -1,0 +1,358 @@
+"""Reading by kind: declared, or chosen privately -- never guessed from the rows.
+
+The kind histogram against a brute-force count, the public rule on known
+fractions, neighbouring tables through the CLI reader, DataFrames and
+DuckDB, the ledger's "column kinds" share, dates (units, time zones),
+durations, unhashable cells and numpy string arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth import IndependentSynthesizer, MSTSynthesizer
+from sklearn_dpsynth._column_kinds import (DATE_PATTERN, KIND_CELLS, NUMBER_PATTERN,
+                                           ColumnKind, choose_kind, choose_unit, kind_counts,
+                                           read_kinds)
+from sklearn_dpsynth.cli import main, read_table
+from sklearn_dpsynth.domain import spec_from_declaration
+from sklearn_dpsynth.exceptions import DomainInferenceWarning
+
+
+# ------------------------------------------------------------ histogram
+def _brute_force_cell(text):
+    """The cell of one value by the documented rules, written independently."""
+    if text is None:
+        return None
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return "integer"
+    if re.fullmatch(NUMBER_PATTERN, text):
+        return "decimal"
+    if not re.fullmatch(DATE_PATTERN, text):
+        return "text"
+    try:
+        stamp = pd.Timestamp(text)
+    except ValueError:
+        return "text"
+    if stamp.tzinfo is not None:
+        stamp = stamp.tz_convert("UTC").tz_localize(None)
+    for unit, start in (("year", stamp.replace(month=1, day=1).normalize()),
+                        ("month", stamp.replace(day=1).normalize()),
+                        ("day", stamp.normalize()), ("hour", stamp.floor("h")),
+                        ("minute", stamp.floor("min")), ("second", stamp.floor("s"))):
+        if stamp == start:
+            return unit
+    return "finer"
+
+
+def test_kind_histogram_counts_every_present_value_in_one_cell():
+    values = ["1", " -22 ", "+3", "1.5", "2e3", ".5", "abc", "1,5", "2013-01-01",
+              "2013-06-01", "2013-06-07", "2013-06-07 10:00", "2013-06-07T10:30",
+              "2013-06-07 10:30:05", "2013-06-07 10:30:05.25", "2013-02-30",
+              "2013-01-01T01:00:00+01:00", "2013-06-07Z", None, "NaN-text", 7, 2.5,
+              pd.Timestamp("2014-03-01")]
+    series = pd.Series(values, dtype=object)
+    expected = pd.Series([_brute_force_cell(None if v is None else
+                                            v.isoformat() if hasattr(v, "isoformat") else
+                                            repr(v) if isinstance(v, float) else str(v))
+                          for v in values]).value_counts()
+    counts = kind_counts(series)
+    assert counts.sum() == len(values) - 1  # the missing value lands nowhere
+    for cell, count in zip(KIND_CELLS, counts):
+        assert count == expected.get(cell, 0), cell
+
+
+def test_rule_on_known_fractions():
+    def cells(**counts):
+        return np.array([counts.get(c, 0.0) for c in KIND_CELLS])
+
+    assert choose_kind(cells(integer=960, text=40), 0.0) == (ColumnKind("integer"), False)
+    assert choose_kind(cells(integer=900, decimal=60, text=40), 0.0)[0].kind == "numeric"
+    assert choose_kind(cells(integer=940, text=60), 0.0) == (ColumnKind("category"), True)
+    assert choose_kind(cells(text=1000), 0.0) == (ColumnKind("category"), False)
+    assert choose_kind(cells(month=990, day=10), 0.0)[0] == ColumnKind("datetime", "month")
+    assert choose_kind(cells(year=10, month=20, day=970), 0.0)[0].unit == "day"
+    assert choose_unit(np.array([0, 0, 0, 0, 0, 0, 100.0])) is None
+    # a number kind needs its count above four noise standard deviations
+    assert choose_kind(cells(integer=50), 20.0)[0].kind == "category"
+
+
+# ------------------------------------------------------ neighbouring tables
+def _csv_table(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    months = pd.date_range("2013-01-01", periods=12, freq="MS").strftime("%Y-%m-%d")
+    return pd.DataFrame({"sex": rng.choice(["F", "M", "X"], n),
+                         "age": rng.integers(18, 100, n).astype(str),
+                         "when": np.asarray(months)[rng.integers(0, 12, n)],
+                         "amount": rng.gamma(2.0, 50.0, n).round(2).astype(str)})
+
+
+def _fit_csv(tmp_path, frame, name, separator=","):
+    path = tmp_path / name
+    frame.to_csv(path, index=False, sep=separator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        return MSTSynthesizer(random_state=5).fit(read_table(str(path), as_text=True),
+                                                  epsilon=20.0)
+
+
+def _public_view(model):
+    """What a release shows about the reading: dtypes, domain sizes, ledger labels."""
+    summary = model.privacy_ledger_.summary()
+    return (list(map(str, model.sample(50, random_state=0).dtypes)), model.domain_.sizes,
+            list(zip(summary["share"], summary["target"])))
+
+
+@pytest.mark.parametrize("extra", [
+    {"sex": "F", "age": "", "when": "2013-05-01", "amount": "10.5"},  # a missing value
+    {"sex": "F", "age": "forty", "when": "2013-05-01", "amount": "10.5"},  # text in numbers
+    {"sex": "F", "age": "40", "when": "May 2013", "amount": "n/a"},  # text in dates, numbers
+])
+def test_csv_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
+    frame = _csv_table()
+    neighbour = pd.concat([frame, pd.DataFrame([extra])], ignore_index=True)
+    base, other = _fit_csv(tmp_path, frame, "d.csv"), _fit_csv(tmp_path, neighbour, "e.csv")
+    assert _public_view(base) == _public_view(other)
+    dtypes, sizes, ledger = _public_view(base)
+    assert dtypes == ["object", "Int64", "datetime64[ns]", "float64"]
+    assert ("column kinds", "kind of 'when'") in ledger
+    assert ("domain learning", "range of 'age'") in ledger
+
+
+@pytest.mark.parametrize("extra", [
+    {"sex": "F", "age": "", "when": "2013-05-01", "amount": "10.5"},
+    {"sex": "F", "age": "forty", "when": "2013-05-01", "amount": "10.5"},
+])
+def test_duckdb_path_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
+    frame = _csv_table()
+    neighbour = pd.concat([frame, pd.DataFrame([extra])], ignore_index=True)
+    views = []
+    for name, table in (("d.csv", frame), ("e.csv", neighbour)):
+        table.to_csv(tmp_path / name, index=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = MSTSynthesizer(random_state=5).fit(str(tmp_path / name), epsilon=20.0)
+        views.append(_public_view(model))
+    assert views[0] == views[1]
+
+
+def test_describe_drafts_dates_as_dates(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    _csv_table(300).to_csv(path, index=False)
+    assert main(["describe", str(path)]) == 0
+    entry = json.loads(capsys.readouterr().out)["when"]
+    assert entry["bounds"][0].startswith("2013-01-01") and entry["bounds"][1].startswith("2013-12")
+    assert spec_from_declaration("when", entry, 8).value_type == "datetime"
+
+
+def test_dataframe_object_columns_neighbours(tmp_path):
+    frame = _csv_table().astype(object)
+    neighbour = pd.concat([frame, pd.DataFrame([{"sex": None, "age": "??", "when": None,
+                                                 "amount": "3"}])], ignore_index=True)
+    views = []
+    for table in (frame, neighbour):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            views.append(_public_view(MSTSynthesizer(random_state=2).fit(table, epsilon=20.0)))
+    assert views[0] == views[1]
+
+
+def test_the_kinds_share_is_charged_for_undeclared_text_columns_only():
+    frame = _csv_table(400).astype(object)
+    typed = pd.DataFrame({"sex": frame["sex"].astype("category"),
+                          "age": frame["age"].astype(int)})
+    declared = {"sex": ["F", "M", "X"], "age": {"kind": "integer", "bounds": [0, 120]},
+                "when": {"kind": "datetime", "bounds": ["2013-01-01", "2013-12-31"],
+                         "unit": "month"},
+                "amount": {"kind": "numeric", "bounds": [0, 2000]}}
+    shares = lambda m: set(m.privacy_ledger_.summary()["share"])  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        mixed = IndependentSynthesizer(random_state=0).fit(frame, epsilon=1.0)
+        assert "column kinds" in shares(mixed)
+        # charged whatever the outcome: a column of text is measured like the others
+        assert sum(e.target.startswith("kind of") for e in mixed.privacy_ledger_.entries) == 4
+        assert "column kinds" not in shares(
+            IndependentSynthesizer(random_state=0).fit(typed, epsilon=1.0))
+    assert "column kinds" not in shares(
+        IndependentSynthesizer(domain=declared, random_state=0).fit(frame, epsilon=1.0))
+    total = mixed.privacy_ledger_.spent()[0]
+    assert total == pytest.approx(1.0)
+
+
+def test_without_budget_the_kinds_must_be_declared():
+    frame = pd.DataFrame({"x": ["1", "2"]}, dtype=object)
+    with pytest.raises(ValueError, match=r"columns \['x'\] hold text .* declare"):
+        read_kinds(frame, {}, budget=None, rng=None)
+
+
+# ----------------------------------------------------------- file formats
+def test_semicolon_csv_with_a_bom_and_tab_separated_files(tmp_path):
+    frame = _csv_table(50)
+    semicolon, tab = tmp_path / "semi.csv", tmp_path / "tab.tsv"
+    semicolon.write_bytes(b"\xef\xbb\xbf" + frame.to_csv(index=False, sep=";").encode())
+    tab.write_text(frame.to_csv(index=False, sep="\t"))
+    for path in (semicolon, tab):
+        read = read_table(str(path), as_text=True)
+        assert list(read.columns) == list(frame.columns)
+        assert (read.dtypes == object).all()
+        pd.testing.assert_frame_equal(read, frame.astype(object), check_dtype=False)
+
+
+@pytest.mark.parametrize("header, message", [
+    ("a,b,a", r"repeats column names \('a' at positions \[1, 3\]\)"),
+    ("a,,c", r"empty column name at position\(s\) \[2\]"),
+])
+def test_repeated_or_empty_header_names_are_errors(tmp_path, capsys, header, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(header + "\n1,2,3\n4,5,6\n")
+    assert main(["fit", str(path), "--epsilon", "1", "-o", str(tmp_path / "m.dpsynth")]) == 1
+    assert re.search(message, capsys.readouterr().err)
+    with pytest.raises(ValueError, match=message):
+        IndependentSynthesizer().fit(str(path), epsilon=1.0)  # the DuckDB path
+
+
+# ----------------------------------------------------------------- dates
+def test_dates_from_the_cli_come_back_as_dates_in_the_real_span(tmp_path, capsys):
+    frame = _csv_table(3000)
+    data = tmp_path / "data.csv"
+    frame.to_csv(data, index=False)
+    domain = tmp_path / "domain.json"
+    domain.write_text('{"when": {"kind": "datetime", "bounds": ["2013-01-01", "2013-12-31"], '
+                      '"unit": "month"}}')
+    for extra in ([], ["--domain", str(domain)]):
+        model = tmp_path / "m.dpsynth"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            assert main(["fit", str(data), "--method", "independent", "--epsilon", "20",
+                         "--random-state", "0", "--quiet", "-o", str(model), *extra]) == 0
+        out = tmp_path / "out.csv"
+        assert main(["sample", str(model), "-n", "400", "-o", str(out)]) == 0
+        when = pd.to_datetime(pd.read_csv(out)["when"].dropna(), format="ISO8601")
+        assert when.between(pd.Timestamp("2013-01-01"), pd.Timestamp("2013-12-31")).all()
+        assert (when == when.dt.to_period("M").dt.to_timestamp()).all()  # first of a month
+    capsys.readouterr()
+
+
+def test_units_floor_decoded_dates_and_the_time_zone_is_kept():
+    rng = np.random.default_rng(1)
+    days = pd.date_range("2020-01-01", "2020-12-31", freq="D")
+    text = pd.Series(np.asarray(days.strftime("%Y-%m-%d"))[rng.integers(0, 366, 2000)],
+                     dtype=object)
+    for unit, tz in (("day", None), ("month", "Europe/Paris"), ("hour", "America/New_York")):
+        domain = {"d": {"kind": "datetime", "bounds": ["2020-01-01", "2020-12-31"],
+                        "unit": unit, **({"tz": tz} if tz else {})}}
+        model = IndependentSynthesizer(domain=domain, random_state=0).fit(
+            pd.DataFrame({"d": text}), epsilon=5.0)
+        out = model.sample(500, random_state=0)["d"]
+        assert str(out.dt.tz) == str(tz) if tz else out.dt.tz is None
+        wall = out.dt.tz_localize(None) if tz else out
+        start = {"day": wall.dt.normalize(), "hour": wall.dt.floor("h"),
+                 "month": wall.dt.to_period("M").dt.to_timestamp()}[unit]
+        assert (wall == start).all()
+        assert wall.min() >= pd.Timestamp("2020-01-01")
+
+
+def test_learned_daily_dates_decode_to_midnight():
+    rng = np.random.default_rng(3)
+    days = pd.date_range("2019-01-01", periods=400, freq="D").strftime("%Y-%m-%d")
+    frame = pd.DataFrame({"d": np.asarray(days)[rng.integers(0, 400, 4000)]}, dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        model = IndependentSynthesizer(random_state=0).fit(frame, epsilon=10.0)
+    assert model.domain_["d"].unit == "day" and model.domain_["d"].value_type == "datetime"
+    out = model.sample(300, random_state=0)["d"]
+    assert out.dtype == np.dtype("datetime64[ns]") and (out == out.dt.normalize()).all()
+
+
+def test_datetime_bounds_in_messages_are_iso_dates():
+    model = IndependentSynthesizer(
+        domain={"d": (pd.Timestamp("2013-01-01"), pd.Timestamp("2013-12-31"))},
+        random_state=0).fit(pd.DataFrame({"d": pd.to_datetime(["2013-02-01", "2013-03-01"])}),
+                            epsilon=1.0)
+    with pytest.raises(ValueError, match=r"\[2013-01-01, 2013-12-31\]"):
+        model.score(pd.DataFrame({"d": pd.to_datetime(["2015-01-01"])}))
+
+
+# ------------------------------------------------------------ other types
+def test_timedelta_round_trips_as_a_duration():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"wait": pd.to_timedelta(rng.integers(0, 48, 2000), unit="h")})
+    model = IndependentSynthesizer(domain={"wait": {"kind": "timedelta",
+                                                    "bounds": ["0h", "48h"]}},
+                                   random_state=0).fit(frame, epsilon=5.0)
+    out = model.sample(300, random_state=0)["wait"]
+    assert out.dtype == frame["wait"].dtype and out.dtype.kind == "m"
+    assert out.between(pd.Timedelta(0), pd.Timedelta(hours=48)).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        learned = IndependentSynthesizer(random_state=0).fit(frame, epsilon=5.0)
+    assert learned.sample(5)["wait"].dtype == frame["wait"].dtype
+    text = pd.DataFrame({"wait": frame["wait"].astype(str).astype(object)})
+    from_text = IndependentSynthesizer(domain={"wait": {"kind": "timedelta",
+                                                        "bounds": ["0h", "48h"]}},
+                                       random_state=0).fit(text, epsilon=5.0)
+    assert from_text.sample(5)["wait"].dtype.kind == "m"
+
+
+def test_list_cells_are_an_error_naming_the_column_not_the_value():
+    frame = pd.DataFrame({"ok": ["a", "b"], "tags": [["secret-tag"], ["x"]]})
+    with pytest.raises(TypeError, match="column 'tags' holds lists") as error:
+        IndependentSynthesizer(random_state=0).fit(frame, epsilon=1.0)
+    assert "secret" not in str(error.value)
+
+
+@pytest.mark.parametrize("width", [1, 11])
+def test_numpy_strings_come_back_as_objects_with_other_intact(width):
+    rng = np.random.default_rng(0)
+    values = np.array(["a", "b", "c"] * 300 + ["rare-value"[:width]], dtype=f"<U{width}")
+    array = np.stack([values, rng.permutation(values)], axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        model = IndependentSynthesizer(max_categories=2, random_state=0).fit(array,
+                                                                             epsilon=5.0)
+    out = model.sample(2000, random_state=0)
+    assert out.dtype == np.dtype(object)
+    assert "<other>" in set(out[:, 0])
+
+
+def test_duckdb_path_reads_like_the_cli(tmp_path):
+    frame = _csv_table(800)
+    path = tmp_path / "t.csv"
+    path.write_text(frame.to_csv(index=False, sep=";"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        engine = MSTSynthesizer(random_state=1).fit(str(path), epsilon=10.0)
+        memory = MSTSynthesizer(random_state=1).fit(read_table(str(path), as_text=True),
+                                                    epsilon=10.0)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    pd.testing.assert_frame_equal(engine.sample(200, random_state=0),
+                                  memory.sample(200, random_state=0))
+
+
+def test_numpy_string_neighbours_share_dtype_sizes_and_ledger():
+    """D holds one-letter strings (``<U1``); D' one more row of eleven letters
+    (``<U11``) and one of a number: what the release shows is the same."""
+    rng = np.random.default_rng(4)
+    base = np.stack([rng.choice(list("abc"), 3000), rng.integers(0, 9, 3000).astype("<U1")],
+                    axis=1)
+    neighbour = np.concatenate([base, np.array([["abcdefghijk", "x"]])])
+    assert base.dtype != neighbour.dtype
+    views = []
+    for array in (base, neighbour):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = IndependentSynthesizer(random_state=0).fit(array, epsilon=10.0)
+        summary = model.privacy_ledger_.summary()
+        views.append((model.sample(20, random_state=0).dtype, model.domain_.sizes,
+                      list(summary["target"])))
+    assert views[0] == views[1] and views[0][0] == np.dtype(object)
