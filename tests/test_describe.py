@@ -209,3 +209,18 @@ def test_unedited_draft_fits_and_copies_no_identifier():
     out = model.sample(500)
     assert not set(out["id"].dropna().astype(str)) & set(ids)
     assert out["sex"].isna().sum() == 0 and set(out["sex"]) <= {"F", "M"}
+
+
+def test_cli_describe_names_the_unlisted_columns(tmp_path, capsys):
+    from sklearn_dpsynth.cli import main
+
+    ids = _identifiers(100)
+    path = tmp_path / "people.csv"
+    pd.DataFrame({"id": ids, "month": ["2013-01-01", "2013-02-01"] * 50,
+                  "sex": ["F", "M", "F", "F"] * 25}).to_csv(path, index=False)
+    assert main(["describe", str(path)]) == 0
+    out, err = capsys.readouterr()
+    draft = json.loads(out)
+    assert not any(value in out for value in ids)
+    assert draft["month"]["unit"] == "month" and "missing" not in draft["sex"]
+    assert "warning:" in err and "not listed (identifier-like or free text): id;" in err
