@@ -12,7 +12,6 @@ import pytest
 
 from sklearn_dpsynth import IndependentSynthesizer, PrivacyWarning, TableDiscretizer, \
     describe_domain
-from sklearn_dpsynth.domain import Domain
 from sklearn_dpsynth.public_domain import datetime_unit, outward_round, typed_text
 
 
@@ -201,7 +200,6 @@ def test_unedited_draft_fits_and_copies_no_identifier():
         "sex": rng.choice(["F", "M"], n).astype(object),
     })
     draft = _draft(frame)
-    Domain.from_declaration(draft)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = IndependentSynthesizer(domain=draft, random_state=0).fit(frame, epsilon=1.0,
