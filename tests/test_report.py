@@ -272,11 +272,16 @@ def test_monthly_dates_are_drawn_one_bar_per_month():
     synth = real + pd.to_timedelta(np.random.default_rng(0).integers(-20, 20, len(real)),
                                    unit="D")
     numbers = [dates.date2num(s.to_numpy()) for s in (real, synth)]
-    edges = _date_edges(numbers[0], np.concatenate(numbers))
+    edges = _date_edges(*numbers)
     assert len(edges) == 13  # twelve months, twelve bars
-    assert edges[0] <= numbers[1].min() and edges[-1] >= numbers[1].max()
     months = np.unique(numbers[0])
     assert np.all((edges[:-1] < months) & (months < edges[1:]))
+    gaps = np.diff(months)
+    assert edges[0] == months[0] - gaps[0] / 2 and edges[-1] == months[-1] + gaps[-1] / 2
+    # many dates: 30 equal bins over the real range
+    days = dates.date2num((pd.Timestamp("2013-01-01") + pd.to_timedelta(
+        np.arange(100), unit="D")).to_numpy())
+    np.testing.assert_allclose(_date_edges(days, days + 50), np.linspace(days[0], days[-1], 31))
 
 
 def test_report_runs_with_missing_synthetic_targets_and_counts_them():

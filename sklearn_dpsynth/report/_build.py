@@ -33,8 +33,10 @@ color:#222;padding:0 1em}
 h1{margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0} th,td{border:1px solid #ccc;padding:.25em .6em;
 text-align:right} th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
-.note{color:#555;font-size:.92em} .grid{display:flex;flex-wrap:wrap;gap:.5em}
-.grid img{border:1px solid #eee} .scores td.value{font-weight:bold} img{max-width:100%}
+.note{color:#555;font-size:.92em}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.5em}
+.grid img{border:1px solid #eee;width:100%;box-sizing:border-box}
+.scores td.value{font-weight:bold} img{max-width:100%}
 .scores td:nth-child(2),.scores th:nth-child(2){text-align:left}
 .wide{overflow-x:auto;max-width:100%}
 td.num{white-space:nowrap} td.text{text-align:left}
@@ -189,8 +191,10 @@ def _columns_section(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> st
     images = [_image(column_figure(c, real[c], synth[c], _figure_kind(real[c], kinds[c])),
                      f"column {c}") for c in real.columns]
     return ('<p class="note">Real vs synthetic distribution of every column, in the '
-            'columns\' own units (histograms of values, histograms over time of date-time '
-            'columns, in UTC, and bars of the most frequent categories).</p>'
+            "columns' own units: histograms over the real range (bars are shares of each "
+            "table's present values; synthetic values beyond the real range are counted on "
+            "the panel), histograms over time of date-time columns (in UTC), and bars of the "
+            "most frequent categories.</p>"
             '<div class="grid">' + "".join(images) + "</div>")
 
 

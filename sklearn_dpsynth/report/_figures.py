@@ -44,65 +44,80 @@ def to_png_base64(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _numeric_panel(ax: Any, real: np.ndarray, synth: np.ndarray) -> None:
-    """Overlaid density histograms on common edges, in the column's units."""
+def _histograms(ax: Any, real: np.ndarray, synth: np.ndarray, edges: np.ndarray) -> str:
+    """Overlaid histograms, each bar the share of its table's present values, on the
+    edges shared by both tables; returns a line counting the synthetic values beyond them.
+    """
+    for data, label in ((real, "real"), (synth, "synthetic")):
+        if data.size:
+            ax.hist(data, bins=edges, weights=np.full(data.size, 1.0 / data.size),
+                    histtype="stepfilled", alpha=0.45, label=label)
+    ax.set_ylabel("share of rows")
+    outside = float(np.mean((synth < edges[0]) | (synth > edges[-1]))) if synth.size else 0.0
+    return f"synthetic beyond the real range: {_share(outside)}" if outside else ""
+
+
+def _value_edges(real: np.ndarray, synth: np.ndarray) -> np.ndarray:
+    """30 equal-width bins over the real range (both ranges when the real one is a point)."""
+    low, high = (real.min(), real.max()) if real.size else (synth.min(), synth.max())
+    if high == low:
+        values = np.concatenate([real, synth])
+        low, high = values.min(), values.max()
+    if high == low:
+        return np.array([low - 0.5, high + 0.5])
+    return np.linspace(low, high, 31)
+
+
+def _numeric_panel(ax: Any, real: np.ndarray, synth: np.ndarray) -> str:
+    """Histograms on common edges over the real range, in the column's units."""
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
-    values = np.concatenate([real, synth])
-    values = values[np.isfinite(values)]
-    if values.size == 0:
+    real, synth = real[np.isfinite(real)], synth[np.isfinite(synth)]
+    if real.size + synth.size == 0:
         ax.text(0.5, 0.5, "no finite values", ha="center", transform=ax.transAxes)
-        return
-    edges = np.histogram_bin_edges(values, bins=30)
-    for data, label in ((real, "real"), (synth, "synthetic")):
-        data = data[np.isfinite(data)]
-        if data.size:
-            ax.hist(data, bins=edges, density=True, histtype="stepfilled", alpha=0.45, label=label)
-    ax.set_ylabel("density")
+        return ""
+    note = _histograms(ax, real, synth, _value_edges(real, synth))
+    values = np.concatenate([real, synth])
     integer = bool(np.all(values == np.rint(values)))
     ax.xaxis.set_major_locator(MaxNLocator(nbins=MAX_TICKS, integer=integer))
     formatter = ScalarFormatter(useOffset=False)  # years as 1995, not 5 + 1.99e3
     formatter.set_powerlimits((-4, 6))
     ax.xaxis.set_major_formatter(formatter)
     ax.tick_params(axis="x", labelrotation=30, labelsize="small")
+    return note
 
 
-def _date_edges(real: np.ndarray, values: np.ndarray) -> np.ndarray:
+def _date_edges(real: np.ndarray, synth: np.ndarray) -> np.ndarray:
     """Histogram edges of date numbers shared by both tables.
 
     A real column on few dates (monthly data, say) gets one bar per real
-    date, the outer bars stretched to hold every value; else 30 equal bins.
+    date, each reaching half-way to its neighbours; else 30 equal-width bins
+    over the real range.
     """
     distinct = np.unique(real)
-    low, high = float(values.min()), float(values.max())
     if distinct.size > MAX_DATE_BARS or distinct.size < 2:
-        return np.histogram_bin_edges(values, bins=30) if high > low \
-            else np.array([low - 0.5, high + 0.5])
+        return _value_edges(real, synth)
     middles = (distinct[1:] + distinct[:-1]) / 2
-    first = min(low, distinct[0] - (middles[0] - distinct[0]))
-    last = max(high, distinct[-1] + (distinct[-1] - middles[-1]))
+    first = distinct[0] - (middles[0] - distinct[0])
+    last = distinct[-1] + (distinct[-1] - middles[-1])
     return np.r_[first, middles, last]
 
 
-def _datetime_panel(ax: Any, real: pd.Series, synth: pd.Series) -> None:
+def _datetime_panel(ax: Any, real: pd.Series, synth: pd.Series) -> str:
     """Histograms over time (share of each table's dated rows per bin), with date ticks."""
     from matplotlib import dates
 
-    numbers = [dates.date2num(series.dropna().to_numpy()) for series in (real, synth)]
-    values = np.concatenate(numbers)
-    if values.size == 0:
+    real_days, synth_days = (dates.date2num(series.dropna().to_numpy())
+                             for series in (real, synth))
+    if real_days.size + synth_days.size == 0:
         ax.text(0.5, 0.5, "no dates", ha="center", transform=ax.transAxes)
-        return
-    edges = _date_edges(numbers[0] if numbers[0].size else values, values)
-    for data, label in zip(numbers, ("real", "synthetic")):
-        if data.size:
-            ax.hist(data, bins=edges, weights=np.full(data.size, 1.0 / data.size),
-                    histtype="stepfilled", alpha=0.45, label=label)
+        return ""
+    note = _histograms(ax, real_days, synth_days, _date_edges(real_days, synth_days))
     locator = dates.AutoDateLocator(minticks=3, maxticks=MAX_TICKS)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
     ax.tick_params(axis="x", labelsize="small")
-    ax.set_ylabel("share of rows")
+    return note
 
 
 def _share(value: float) -> str:
@@ -154,16 +169,18 @@ def column_figure(name: str, real: pd.Series, synth: pd.Series, kind: str) -> st
     """
     figure = _figure(4.6, 3.2)
     ax = figure.add_subplot()
+    note = ""
     if kind == "numeric":
-        _numeric_panel(ax, pd.to_numeric(real, errors="coerce").to_numpy(float),
-                       pd.to_numeric(synth, errors="coerce").to_numpy(float))
+        note = _numeric_panel(ax, pd.to_numeric(real, errors="coerce").to_numpy(float),
+                              pd.to_numeric(synth, errors="coerce").to_numpy(float))
     elif kind == "datetime":
-        _datetime_panel(ax, real, synth)
+        note = _datetime_panel(ax, real, synth)
     else:
         _categorical_panel(ax, real, synth)
     missing = (real.isna().mean(), synth.isna().mean())
-    title = str(name) if max(missing) == 0 else (
-        f"{name}\nmissing: real {_share(missing[0])}, synthetic {_share(missing[1])}")
+    lines = [str(name)] + ([] if max(missing) == 0 else [
+        f"missing: real {_share(missing[0])}, synthetic {_share(missing[1])}"])
+    title = "\n".join(lines + ([note] if note else []))
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small")
     return to_png_base64(figure)
