@@ -138,8 +138,9 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     unlisted = [str(name) for name, entry in declaration.items()
                 if entry.get("kind") == "category" and "categories" not in entry]
     if unlisted:
-        print(f"note: values not listed (identifier-like or free text): {', '.join(unlisted)}; "
-              "drop these columns or declare their categories", file=sys.stderr)
+        print("note: values not listed (identifiers, free text, long tails): "
+              f"{', '.join(unlisted)}; drop these columns or declare their categories",
+              file=sys.stderr)
     text = json.dumps(declaration, indent=2, default=str)
     if args.output:
         Path(args.output).write_text(text + "\n")

@@ -122,10 +122,11 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
     * categorical columns ``{"categories": [...], "other": ...}`` with at
       most ``max_categories`` of the most frequent values, except
       identifier-like columns (at least ``IDENTIFIER_MIN_DISTINCT`` values,
-      nearly all distinct) and free-text columns (long values, many
-      distinct): those list **no value**, as ``{"kind": "category",
-      "note": ...}``, since listing them would copy identifiers or
-      sentences into every synthetic table.  Drop such a column, or
+      nearly all distinct), free-text columns (long values, many distinct)
+      and long tails (more than ``max_categories`` values, the listed ones
+      holding less than half the rows): those list **no value**, as
+      ``{"kind": "category", "note": ...}``, since listing them would copy
+      identifiers, sentences or rare values into every synthetic table.  Drop such a column, or
       declare its categories; left as drafted, fitting learns its
       categories privately.
 
@@ -211,6 +212,10 @@ MAX_POINT_MASSES = 3
 #: ``IDENTIFIER_SHARE`` of its present values, is identifier-like.
 IDENTIFIER_MIN_DISTINCT = 20
 IDENTIFIER_SHARE = 0.9
+
+#: A column with more than ``max_categories`` values is not listed when its
+#: ``max_categories`` most frequent values hold less than this share of its rows.
+MIN_LISTED_SHARE = 0.5
 
 #: A text column with at least ``IDENTIFIER_MIN_DISTINCT`` distinct values
 #: whose median value has this many words (or characters) is free text.
@@ -317,15 +322,17 @@ def _describe_categories(series: pd.Series, present: pd.Series, max_categories: 
     if pd.api.types.is_bool_dtype(series.dtype):
         return {"categories": [False, True], "other": False}
     counts = present.astype(object).value_counts()
-    note = _unlisted_note(present, len(counts))
+    note = _unlisted_note(present, counts, max_categories)
     if note is not None:
         return {"kind": "category", "note": note}
     top = sorted((_plain(v) for v in counts.index[:max_categories]), key=str)
     return {"categories": top, "other": len(counts) > len(top)}
 
 
-def _unlisted_note(present: pd.Series, n_distinct: int) -> str | None:
-    """Why a column's values must not be listed (identifiers, free text), or None."""
+def _unlisted_note(present: pd.Series, counts: pd.Series, max_categories: int) -> str | None:
+    """Why a column's values must not be listed (free text, identifiers, a long
+    tail of rare values), or None."""
+    n_distinct, n_rows = len(counts), len(present)
     if n_distinct < IDENTIFIER_MIN_DISTINCT:
         return None
     advice = "drop this column or declare its categories"
@@ -333,11 +340,14 @@ def _unlisted_note(present: pd.Series, n_distinct: int) -> str | None:
     words = float(text.str.split().str.len().median())
     characters = float(text.str.len().median())
     if words >= FREE_TEXT_WORDS or characters >= FREE_TEXT_CHARACTERS:
-        return (f"free text: {n_distinct} distinct values in {len(present)} rows, a median "
+        return (f"free text: {n_distinct} distinct values in {n_rows} rows, a median "
                 f"of {words:.0f} words; {advice}")
-    if n_distinct >= IDENTIFIER_SHARE * len(present):
-        return (f"identifier-like: {n_distinct} distinct values in {len(present)} rows; "
-                f"{advice}")
+    if n_distinct >= IDENTIFIER_SHARE * n_rows:
+        return f"identifier-like: {n_distinct} distinct values in {n_rows} rows; {advice}"
+    covered = float(counts.iloc[:max_categories].sum()) / n_rows
+    if n_distinct > max_categories and covered < MIN_LISTED_SHARE:
+        return (f"high-cardinality: {n_distinct} distinct values in {n_rows} rows, the "
+                f"{max_categories} most frequent hold {covered:.0%} of them; {advice}")
     return None
 
 

@@ -234,4 +234,15 @@ def test_cli_describe_names_the_unlisted_columns(tmp_path, capsys):
     draft = json.loads(out)
     assert not any(value in out for value in ids)
     assert draft["month"]["unit"] == "month" and "missing" not in draft["sex"]
-    assert "warning:" in err and "not listed (identifier-like or free text): id;" in err
+    assert "warning:" in err and "not listed (identifiers, free text, long tails): id;" in err
+
+
+def test_long_tail_of_rare_values_lists_no_value_but_a_listable_tail_is_listed():
+    rng = np.random.default_rng(6)
+    precinct = [f"P{v:04d}" for v in rng.integers(0, 3000, 6000)]  # ~2 rows a value
+    country = ["US"] * 5000 + [f"C{v:03d}" for v in rng.integers(0, 120, 1000)]
+    draft = _draft(pd.DataFrame({"precinct": precinct, "country": country}))
+    assert "categories" not in draft["precinct"]
+    assert draft["precinct"]["note"].startswith("high-cardinality: ")
+    assert "the 99 most frequent hold" in draft["precinct"]["note"]
+    assert len(draft["country"]["categories"]) == 99 and draft["country"]["other"] is True
