@@ -41,7 +41,8 @@ text-align:right} th{background:#f3f3f3} td:first-child,th:first-child{text-alig
 .wide{overflow-x:auto;max-width:100%}
 td.num{white-space:nowrap} td.text{text-align:left}
 table.ledger{width:100%} table.ledger td,table.ledger th{font-size:.88em}
-table.ledger th{overflow-wrap:anywhere} table.ledger td.text{overflow-wrap:anywhere}
+table.ledger th{overflow-wrap:anywhere} table.ledger td.text{overflow-wrap:break-word}
+table.ledger td.text:first-child{overflow-wrap:anywhere;min-width:10em}
 .flags{background:#fff6e0;border-left:4px solid #e0a000;padding:.4em 1em;margin:.8em 0}
 .flags li{margin:.2em 0}
 """
