@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -98,17 +99,42 @@ def _public_edges(values: pd.Series, bins: int, strategy: str, kbins) -> np.ndar
 
 
 def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 99) -> dict:
-    """Describe a table as an editable, JSON-serialisable domain declaration.
+    """Draft an editable, JSON-serialisable domain declaration of a table.
 
-    Every column gets an entry that ``domain=`` accepts back: numeric
-    columns ``{"kind": "numeric", "bounds": [min, max], "integer": ...,
-    "missing": ...}`` (datetime bounds as ISO 8601 strings; values that
-    hold at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the zeros
-    of a money column, are proposed as exact ``"points"``), booleans and
-    other columns ``{"categories": [...], "other": ..., "missing": ...}``
-    with at most ``max_categories`` of the most frequent values.  The
-    ``missing`` flag follows the dtype (whether the column *can* hold a
-    missing value), so a later table with a missing value still fits.
+    The draft is meant to be *edited* (to what is documented publicly) and
+    then given back as ``domain=``.  Every column gets one entry:
+
+    * numeric columns ``{"kind": "numeric", "bounds": [low, high],
+      "integer": ..., "note": ...}``: the bounds are the data's range
+      rounded *outward* to round values (to two significant digits of the
+      range's width, so ``[17, 90]`` stays and ``[12285, 1484705]`` becomes
+      ``[0, 1500000]``), and the note says they came from the data.  Values
+      holding at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the
+      zeros of a money column, are proposed as exact ``"points"``;
+      heavy-tailed columns (non-negative, and spanning at least
+      ``LOG_SCALE_DECADES`` orders of magnitude or zero-inflated) get
+      ``"scale": "log"``;
+    * date-time columns ``{"kind": "datetime", "bounds": [first, last],
+      "unit": ..., "tz": ...}``: ``unit`` is the coarsest of year, month,
+      day, hour, minute, second on whose grid every value lies (monthly
+      data gives ``"month"``), the bounds are written at that unit, and
+      ``tz`` names the time zone of time-zone-aware values;
+    * categorical columns ``{"categories": [...], "other": ...}`` with at
+      most ``max_categories`` of the most frequent values, except
+      identifier-like columns (at least ``IDENTIFIER_MIN_DISTINCT`` values,
+      nearly all distinct), free-text columns (long values, many distinct)
+      and long tails (more than ``max_categories`` values, the listed ones
+      holding less than half the rows): those list **no value**, as
+      ``{"kind": "category", "note": ...}``, since listing them would copy
+      identifiers, sentences or rare values into every synthetic table.  Drop such a column, or
+      declare its categories; left as drafted, fitting learns its
+      categories privately.
+
+    Text columns (as read from a CSV file) are read as numbers when every
+    present value is a number, and as date-times when every present value
+    is a date (ISO 8601, or one format pandas recognises); codes with a
+    leading zero (``"02139"``) stay text.  ``"missing": true`` is set only
+    on columns that hold a missing value.
 
     **This reads the table: it is not differentially private**, and it
     raises a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.  A domain
@@ -118,9 +144,9 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
     declaration that you then edit to what is documented publicly (a
     schema, a codebook, a questionnaire's answer options, legal ranges such
     as ages 0-120), removing anything that exists only in the private data.
-    Passing the output for a private table unedited copies its exact
-    minima, maxima and category lists -- rare categories included -- into
-    every model and release: that is a privacy leak, not a declaration.
+    Passing the output for a private table unedited copies its (rounded)
+    ranges and category lists -- rare categories included -- into every
+    model and release: that is a privacy leak, not a declaration.
 
     Parameters
     ----------
@@ -148,12 +174,15 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
     >>> import warnings
     >>> import pandas as pd
     >>> from sklearn_dpsynth import describe_domain
-    >>> public = pd.DataFrame({"age": [23, 45, 67], "sex": ["F", "M", "F"]})
+    >>> public = pd.DataFrame({"age": [23, 45, 67], "sex": ["F", "M", "F"],
+    ...                        "month": ["2013-01-01", "2013-03-01", None]})
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     declaration = describe_domain(public)
-    >>> declaration["age"]
-    {'kind': 'numeric', 'bounds': [23, 67], 'integer': True, 'missing': False}
+    >>> declaration["age"]["bounds"], declaration["sex"]
+    ([23, 67], {'categories': ['F', 'M'], 'other': False})
+    >>> declaration["month"]
+    {'kind': 'datetime', 'bounds': ['2013-01-01', '2013-03-01'], 'unit': 'month', 'missing': True}
     >>> declaration["age"]["bounds"] = [0, 120]  # edit to the documented range
     """
     frame, _ = check_table(X)
@@ -172,50 +201,273 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
             for name in frame.columns}
 
 
-def _describe_column(series: pd.Series, n_bins: int | None, max_categories: int) -> dict:
-    kind = column_kind(series)
-    missing = can_hold_missing(series)
-    if kind == "categorical":
-        counts = series.astype(object).value_counts(dropna=True)
-        top = sorted((_plain(v) for v in counts.index[:max_categories]), key=str)
-        if pd.api.types.is_bool_dtype(series.dtype):
-            top = [False, True]
-        return {"categories": top, "other": len(counts) > len(top), "missing": missing}
-    present = series.dropna()
-    if present.empty:  # nothing to describe: only a missing code (and "other")
-        return {"categories": [], "other": True, "missing": True}
-    entry: dict[str, Any] = {"kind": "numeric"}
-    if kind == "datetime":
-        entry["bounds"] = [present.min().isoformat(), present.max().isoformat()]
-        entry["integer"] = False
-    else:
-        values = as_numbers(present)
-        integer = is_integer(series) or bool(np.all(values == np.rint(values)))
-        cast = int if integer else float
-        entry["bounds"] = [cast(values.min()), cast(values.max())]
-        entry["integer"] = integer
-        # a per-integer column gives every integer an exact code already; an
-        # entry with its own n_bins is binned (resolution "bins")
-        per_integer = n_bins is None and _per_integer(*entry["bounds"], integer, "auto")
-        points = [] if per_integer else _point_masses(values)
-        if points:
-            entry["points"] = [cast(v) for v in points]
-    if entry["bounds"][0] == entry["bounds"][1]:
-        low = entry["bounds"][0]
-        entry["bounds"] = [low, low + 1] if kind != "datetime" else \
-            [low, (pd.Timestamp(low) + pd.Timedelta(days=1)).isoformat()]
-    entry["missing"] = missing
-    if n_bins is not None:
-        entry["n_bins"] = int(n_bins)
-    return entry
-
-
 #: A numeric value holding at least this share of a column's present rows is
 #: proposed as a point mass (``"points"``), e.g. the zeros of money columns.
 POINT_MASS_SHARE = 0.1
 
 #: At most this many point masses are proposed per column.
 MAX_POINT_MASSES = 3
+
+#: A text column with at least this many distinct values, making up at least
+#: ``IDENTIFIER_SHARE`` of its present values, is identifier-like.
+IDENTIFIER_MIN_DISTINCT = 20
+IDENTIFIER_SHARE = 0.9
+
+#: A column with more than ``max_categories`` values is not listed when its
+#: ``max_categories`` most frequent values hold less than this share of its rows.
+MIN_LISTED_SHARE = 0.5
+
+#: A text column with at least ``IDENTIFIER_MIN_DISTINCT`` distinct values
+#: whose median value has this many words (or characters) is free text.
+FREE_TEXT_WORDS = 4
+FREE_TEXT_CHARACTERS = 40
+
+#: A non-negative column whose largest value is at least ``10**LOG_SCALE_DECADES``
+#: times its smallest positive one is proposed on a log scale.
+LOG_SCALE_DECADES = 3
+
+#: Units of a date-time draft, coarsest first, with the ISO format of its bounds.
+DATETIME_UNITS = {"year": "%Y-%m-%d", "month": "%Y-%m-%d", "day": "%Y-%m-%d",
+                  "hour": "%Y-%m-%dT%H:%M", "minute": "%Y-%m-%dT%H:%M",
+                  "second": "%Y-%m-%dT%H:%M:%S"}
+
+
+def _describe_column(series: pd.Series, n_bins: int | None, max_categories: int) -> dict:
+    series = typed_text(series)
+    present = series.dropna()
+    if present.empty:  # nothing to describe: only a missing code (and "other")
+        return {"categories": [], "other": True, "missing": True}
+    kind = column_kind(series)
+    if kind == "datetime":
+        entry = _describe_datetime(present)
+    elif kind == "numeric":
+        entry = _describe_numeric(series, present, n_bins)
+    else:
+        entry = _describe_categories(series, present, max_categories)
+    if series.isna().any():
+        entry["missing"] = True
+    if n_bins is not None and entry.get("kind") in ("numeric", "datetime"):
+        entry["n_bins"] = int(n_bins)
+    return entry
+
+
+# ------------------------------------------------------------ text columns
+def typed_text(series: pd.Series) -> pd.Series:
+    """A text column as numbers or date-times when every present value is one.
+
+    Columns that are not text, and text columns of anything else, are
+    returned as they are.  Numbers win over dates (``"2013"`` is a number);
+    codes with a leading zero (``"02139"``) stay text.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        A column.
+
+    Returns
+    -------
+    pandas.Series
+        Float values, date-times (time-zone-aware when the text carries an
+        offset), or ``series`` itself.
+    """
+    if not (pd.api.types.is_object_dtype(series.dtype)
+            or pd.api.types.is_string_dtype(series.dtype)):
+        return series
+    present = series.dropna()
+    if present.empty or not all(isinstance(v, str) for v in present):
+        return series
+    text = present.str.strip()
+    numbers = _text_as_numbers(text)
+    if numbers is not None:
+        out = pd.Series(np.nan, index=series.index, name=series.name)
+        out[present.index] = numbers
+        return out
+    dates = _text_as_dates(text)
+    if dates is not None:
+        return dates.reindex(series.index).rename(series.name)
+    return series
+
+
+def _text_as_numbers(text: pd.Series) -> pd.Series | None:
+    if text.str.match(r"^[+-]?0\d").any():  # a code such as a postcode
+        return None
+    numbers = pd.to_numeric(text, errors="coerce")
+    if numbers.isna().any() or not np.isfinite(numbers.to_numpy(dtype=float)).all():
+        return None
+    return numbers.astype(float)
+
+
+def _text_as_dates(text: pd.Series) -> pd.Series | None:
+    from pandas.tseries.api import guess_datetime_format
+
+    if not text.str.contains(r"\d").all():
+        return None
+    formats = ["ISO8601"]
+    guessed = guess_datetime_format(text.iloc[0])
+    if guessed and ("%Y" in guessed or "%y" in guessed):
+        formats.append(guessed)
+    for date_format in formats:
+        for utc in (False, True):  # mixed offsets are read in UTC
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return pd.to_datetime(text, format=date_format, utc=utc)
+            except (ValueError, TypeError, OverflowError):
+                continue
+    return None
+
+
+# ------------------------------------------------------------ categories
+def _describe_categories(series: pd.Series, present: pd.Series, max_categories: int) -> dict:
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return {"categories": [False, True], "other": False}
+    counts = present.astype(object).value_counts()
+    note = _unlisted_note(present, counts, max_categories)
+    if note is not None:
+        return {"kind": "category", "note": note}
+    top = sorted((_plain(v) for v in counts.index[:max_categories]), key=str)
+    return {"categories": top, "other": len(counts) > len(top)}
+
+
+def _unlisted_note(present: pd.Series, counts: pd.Series, max_categories: int) -> str | None:
+    """Why a column's values must not be listed (free text, identifiers, a long
+    tail of rare values), or None."""
+    n_distinct, n_rows = len(counts), len(present)
+    if n_distinct < IDENTIFIER_MIN_DISTINCT:
+        return None
+    advice = "drop this column or declare its categories"
+    text = present.astype(str)
+    words = float(text.str.split().str.len().median())
+    characters = float(text.str.len().median())
+    if words >= FREE_TEXT_WORDS or characters >= FREE_TEXT_CHARACTERS:
+        return (f"free text: {n_distinct} distinct values in {n_rows} rows, a median "
+                f"of {words:.0f} words; {advice}")
+    if n_distinct >= IDENTIFIER_SHARE * n_rows:
+        return f"identifier-like: {n_distinct} distinct values in {n_rows} rows; {advice}"
+    covered = float(counts.iloc[:max_categories].sum()) / n_rows
+    if n_distinct > max_categories and covered < MIN_LISTED_SHARE:
+        return (f"high-cardinality: {n_distinct} distinct values in {n_rows} rows, the "
+                f"{max_categories} most frequent hold {covered:.0%} of them; {advice}")
+    return None
+
+
+# ------------------------------------------------------------ date-times
+def _describe_datetime(present: pd.Series) -> dict:
+    tz = present.dt.tz
+    unit = datetime_unit(present)
+    stamps = [present.min(), present.max()]
+    if stamps[0] == stamps[1]:
+        stamps[1] = stamps[0] + (pd.DateOffset(**{f"{unit}s": 1}) if unit is not None
+                                 else pd.Timedelta(seconds=1))
+    if tz is not None:
+        stamps = [s.tz_localize(None) for s in stamps]
+    date_format = DATETIME_UNITS.get(unit)
+    entry: dict[str, Any] = {"kind": "datetime", "bounds": [
+        s.strftime(date_format) if date_format else s.isoformat() for s in stamps]}
+    if unit is not None:
+        entry["unit"] = unit
+    if tz is not None:
+        entry["tz"] = str(tz)
+    return entry
+
+
+def datetime_unit(stamps: pd.Series) -> str | None:
+    """The coarsest unit on whose grid every date-time lies, in local time.
+
+    Parameters
+    ----------
+    stamps : pandas.Series
+        Present date-times (naive or time-zone-aware).
+
+    Returns
+    -------
+    str or None
+        One of ``DATETIME_UNITS`` (``"year"`` ... ``"second"``), or None for
+        values finer than a second.
+    """
+    parts = stamps.dt
+    off_grid = {
+        "second": (parts.microsecond != 0) | (parts.nanosecond != 0),
+        "minute": parts.second != 0,
+        "hour": parts.minute != 0,
+        "day": parts.hour != 0,
+        "month": parts.day != 1,
+        "year": parts.month != 1,
+    }
+    unit = None
+    for name, outside in off_grid.items():  # finest first
+        if outside.any():
+            return unit
+        unit = name
+    return unit
+
+
+# ------------------------------------------------------------ numbers
+def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None) -> dict:
+    values = as_numbers(present)
+    integer = is_integer(series) or bool(np.all(values == np.rint(values)))
+    low, high = outward_round(float(values.min()), float(values.max()), integer)
+    cast = int if integer else float
+    entry: dict[str, Any] = {"kind": "numeric", "bounds": [cast(low), cast(high)],
+                             "integer": integer}
+    # a per-integer column gives every integer an exact code already; an
+    # entry with its own n_bins is binned (resolution "bins")
+    per_integer = n_bins is None and _per_integer(low, high, integer, "auto")
+    if not per_integer:
+        points = _point_masses(values)
+        if points:
+            entry["points"] = [cast(v) for v in points]
+        if _heavy_tailed(values):
+            entry["scale"] = "log"
+    entry["note"] = ("bounds: the data's range rounded outward; replace them with the "
+                     "documented range")
+    return entry
+
+
+def outward_round(low: float, high: float, integer: bool = False) -> tuple[float, float]:
+    """Round a range outward to two significant digits of its width.
+
+    Parameters
+    ----------
+    low, high : float
+        The range (``low <= high``).
+    integer : bool, default=False
+        Whether the values are integers (the rounding step is then at
+        least 1).
+
+    Returns
+    -------
+    (float, float)
+        ``(low', high')`` with ``low' <= low``, ``high' >= high``, both
+        multiples of the step ``10**(floor(log10(high - low)) - 1)``; a
+        constant range becomes ``(low, low + 1)``.
+    """
+    if high == low:
+        return low, low + 1.0
+    exponent = math.floor(math.log10(high - low)) - 1
+    if integer:
+        exponent = max(exponent, 0)
+    step = 10.0 ** exponent
+    digits = max(0, -exponent)
+    rounded_low = round(math.floor(low / step) * step, digits)
+    rounded_high = round(math.ceil(high / step) * step, digits)
+    if rounded_low > low:  # float error in the division
+        rounded_low = round(rounded_low - step, digits)
+    if rounded_high < high:
+        rounded_high = round(rounded_high + step, digits)
+    return rounded_low, rounded_high
+
+
+def _heavy_tailed(values: np.ndarray) -> bool:
+    """Non-negative and spanning many decades, or zero-inflated."""
+    if values.min() < 0 or np.unique(values).size <= 2:
+        return False
+    positive = values[values > 0]
+    if positive.size == 0:
+        return False
+    zero_share = 1.0 - positive.size / values.size
+    return bool(zero_share >= POINT_MASS_SHARE
+                or positive.max() >= 10.0 ** LOG_SCALE_DECADES * positive.min())
 
 
 def _point_masses(values: np.ndarray) -> list:

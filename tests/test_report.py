@@ -197,3 +197,112 @@ def test_bad_n_jobs_is_refused(setting, n_jobs):
                  lambda: evaluate(train, holdout, synth, n_jobs=n_jobs)):
         with pytest.raises(ValueError, match="n_jobs"):
             call()
+
+
+# ------------------------------------------------------ real tables: dates, gaps, collapses
+def _dated(n=400, seed=0, as_text=False):
+    """A table with a monthly date column, a category and a target."""
+    rng = np.random.default_rng(seed)
+    months = pd.date_range("2013-01-01", "2013-12-01", freq="MS")
+    frame = pd.DataFrame({"month": rng.choice(months, n), "a": rng.choice(["x", "y"], n),
+                          "t": rng.choice(["no", "yes"], n)})
+    if as_text:
+        frame["month"] = frame["month"].dt.strftime("%Y-%m-%d").astype(object)
+    return frame
+
+
+def _hand_tvd(real_seconds, synth_seconds, bins=20):
+    """1-way TVD on 20 equal-width bins over the real range, computed by hand."""
+    low, high = real_seconds.min(), real_seconds.max()
+    width = (high - low) / bins
+    def shares(values):
+        codes = np.minimum(np.maximum(((values - low) // width).astype(int), 0), bins - 1)
+        return np.bincount(codes, minlength=bins) / len(values)
+    return 0.5 * np.abs(shares(real_seconds) - shares(synth_seconds)).sum()
+
+
+def test_datetime_tvd_bins_seconds_on_the_real_range():
+    rng = np.random.default_rng(3)
+    real = pd.DataFrame({"when": pd.Timestamp("2013-01-01")
+                         + pd.to_timedelta(rng.integers(0, 365 * 24, 500), unit="h")})
+    synth = pd.DataFrame({"when": pd.Timestamp("2012-12-01")
+                          + pd.to_timedelta(rng.integers(0, 400 * 24, 500), unit="h")})
+    seconds = [(f["when"] - pd.Timestamp("1970-01-01")) / pd.Timedelta(seconds=1)
+               for f in (real, synth)]
+    expected = _hand_tvd(seconds[0].to_numpy(), seconds[1].to_numpy())
+    assert workload_error(real, synth, 1) == pytest.approx(expected, abs=1e-12)
+    # a time-zone-aware column is the same instants: the same bins and TVD
+    aware = [f.assign(when=f["when"].dt.tz_localize("UTC").dt.tz_convert("Asia/Tokyo"))
+             for f in (real, synth)]
+    assert workload_error(*aware, 1) == pytest.approx(expected, abs=1e-12)
+
+
+def test_report_reads_text_dates_as_dates_in_its_tvd():
+    real, synth = _dated(seed=0, as_text=True), _dated(seed=1, as_text=True)
+    page = _parse(build_report(real[["month"]], synth[["month"]]))
+    table = next(rows for section, rows in page.tables if section == "marginals")
+    seconds = [(pd.to_datetime(f["month"]) - pd.Timestamp("1970-01-01")) / pd.Timedelta(seconds=1)
+               for f in (real, synth)]
+    expected = _hand_tvd(seconds[0].to_numpy(), seconds[1].to_numpy())
+    assert float(table[1][2]) == pytest.approx(expected, abs=5e-5)
+
+
+def test_text_dates_and_numbers_become_datetimes_and_floats_in_every_table():
+    from sklearn_dpsynth.report._build import _typed_tables
+
+    real = _dated(as_text=True).assign(n=lambda f: np.arange(len(f)).astype(str))
+    synth = real.copy()
+    synth.loc[0, "month"], synth.loc[1, "n"] = "<other>", "<other>"
+    typed_real, typed_synth, none = _typed_tables(real, synth, None, domain=None)
+    assert none is None
+    for frame in (typed_real, typed_synth):
+        assert pd.api.types.is_datetime64_any_dtype(frame["month"].dtype)
+        assert pd.api.types.is_float_dtype(frame["n"].dtype)
+        assert frame["a"].dtype == real["a"].dtype
+    assert typed_synth["month"].isna().sum() == 1 and typed_synth["n"].isna().sum() == 1
+    assert (typed_synth["month"].iloc[1:] == typed_real["month"].iloc[1:]).all()
+
+
+def test_monthly_dates_are_drawn_one_bar_per_month():
+    from matplotlib import dates
+
+    from sklearn_dpsynth.report._figures import _date_edges
+
+    real = _dated(seed=0)["month"]
+    synth = real + pd.to_timedelta(np.random.default_rng(0).integers(-20, 20, len(real)),
+                                   unit="D")
+    numbers = [dates.date2num(s.to_numpy()) for s in (real, synth)]
+    edges = _date_edges(*numbers)
+    assert len(edges) == 13  # twelve months, twelve bars
+    months = np.unique(numbers[0])
+    assert np.all((edges[:-1] < months) & (months < edges[1:]))
+    gaps = np.diff(months)
+    assert edges[0] == months[0] - gaps[0] / 2 and edges[-1] == months[-1] + gaps[-1] / 2
+    # many dates: 30 equal bins over the real range
+    days = dates.date2num((pd.Timestamp("2013-01-01") + pd.to_timedelta(
+        np.arange(100), unit="D")).to_numpy())
+    np.testing.assert_allclose(_date_edges(days, days + 50), np.linspace(days[0], days[-1], 31))
+
+
+def test_report_runs_with_missing_synthetic_targets_and_counts_them():
+    real, holdout, synth = _dated(seed=0), _dated(seed=1), _dated(seed=2)
+    synth.loc[:36, "t"] = None  # 37 synthetic rows without a target
+    page = _parse(build_report(real, synth, holdout=holdout, target="t"))
+    overview = next(rows for section, rows in page.tables if section == "overview")
+    counted = [row for row in overview if row[1].startswith("synthetic rows without a target")]
+    assert counted == [["utility", "synthetic rows without a target (left out of ML efficacy)",
+                        f"37 of {len(synth)}"]]
+    rows = next(rows for section, rows in page.tables if section == "efficacy")
+    expected = ml_efficacy(synth.dropna(), holdout, "t", random_state=0)
+    assert [float(r[2]) for r in rows[1:]] == pytest.approx(expected["value"].tolist(), abs=1e-3)
+
+
+def test_overview_flags_collapsed_columns():
+    real = _dated(seed=0)
+    synth = _dated(seed=1).assign(a="<other>", t="yes")
+    text = build_report(real, synth)
+    flags = text.split('<div class="flags">')[1].split("</div>")[0]
+    assert "a: 100% of the synthetic values are &lt;other&gt;" in flags
+    assert "t: the synthetic column holds a single value (2 distinct in the real one)" in flags
+    assert "month" not in flags
+    assert '<div class="flags">' not in build_report(real, _dated(seed=1))

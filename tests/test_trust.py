@@ -1,7 +1,6 @@
 """Trust on the tables users bring: neighbouring-table leaks, honest small-table
 inference, datetimes and nullable dtypes, seeds and budgets."""
 
-import json
 import pickle
 import warnings
 
@@ -9,10 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpsynth import (DomainInferenceWarning, IndependentSynthesizer, PrivacyWarning,
-                             TableDiscretizer, describe_domain)
+from sklearn_dpsynth import DomainInferenceWarning, IndependentSynthesizer, TableDiscretizer
 from sklearn_dpsynth.privacy import check_budget
-from sklearn_dpsynth.domain import Domain
 from sklearn_dpsynth.preprocessing import learn_domain
 from sklearn_dpsynth.privacy import PrivacyLedger
 
@@ -259,35 +256,6 @@ def test_numpy_bool_columns_need_no_missing_code():
     assert disc.inverse_transform(disc.transform(frame))["b"].dtype == bool
 
 
-# ---------------------------------------------------------- describe_domain
-def test_describe_domain_is_json_editable_and_accepted_back():
-    frame = _typed_table()
-    with pytest.warns(PrivacyWarning, match="without privacy protection"):
-        declaration = describe_domain(frame, max_categories=5)
-    declaration = json.loads(json.dumps(declaration))
-    assert declaration["count"] == {"kind": "numeric", "bounds": [0, 8], "integer": True,
-                                    "missing": True}
-    assert declaration["naive"]["bounds"][0].startswith("2021-03-01")
-    assert declaration["aware"]["bounds"][0].endswith("-05:00")
-    assert declaration["kind"]["categories"] == ["p", "q"]
-    assert declaration["flag"]["categories"] == [False, True]
-    synth = IndependentSynthesizer(domain=declaration, random_state=0).fit(frame, epsilon=1.0)
-    assert all(t.startswith("1-way") for t in synth.privacy_ledger_.summary()["target"])
-    out = synth.sample(100)
-    assert (out["count"].dropna().between(0, 8)).all()
-    with pytest.raises(ValueError, match="max_categories"):
-        describe_domain(frame, max_categories=0)
-
-
-def test_describe_domain_on_arrays_and_all_missing_columns():
-    with pytest.warns(PrivacyWarning):
-        declaration = describe_domain(pd.DataFrame({"a": [np.nan, np.nan], "b": [1.5, 1.5]}),
-                                      n_bins=4)
-    assert declaration["a"] == {"categories": [], "other": True, "missing": True}
-    assert declaration["b"]["bounds"] == [1.5, 2.5] and declaration["b"]["n_bins"] == 4
-    assert not declaration["b"]["integer"]
-
-
 # ------------------------------------------------------ budget and params
 def test_large_delta_warns_and_small_does_not():
     with pytest.warns(UserWarning, match="delta=0.5 is large"):
@@ -309,20 +277,6 @@ def test_discretizer_rejects_bad_parameters_by_name(params, name):
         TableDiscretizer(**params).fit(frame, epsilon=1.0)
 
 
-def test_describe_domain_proposes_point_masses_for_zero_inflated_columns():
-    rng = np.random.default_rng(0)
-    gain = np.where(rng.random(2000) < 0.9, 0, rng.integers(1, 99_999, 2000))
-    frame = pd.DataFrame({"gain": gain, "age": rng.integers(17, 91, 2000),
-                          "x": rng.normal(size=2000)})
-    with pytest.warns(PrivacyWarning):
-        declaration = describe_domain(frame)
-    assert declaration["gain"]["points"] == [0]
-    assert "points" not in declaration["age"]  # per-integer codes are exact already
-    assert "points" not in declaration["x"]  # no value holds 10% of the rows
-    spec = Domain.from_declaration(declaration)["gain"]
-    np.testing.assert_array_equal(spec.decode(spec.encode(np.array([0, 0]))), [0, 0])
-
-
 def test_zero_inflated_column_learned_as_one_cell_is_named_in_the_warning():
     # 90% zeros, the rest spread over decades: at this budget only the cell
     # [0, 0.001) clears the noise, so every non-zero amount is clipped into it.
@@ -335,16 +289,3 @@ def test_zero_inflated_column_learned_as_one_cell_is_named_in_the_warning():
                               budget=ledger.share(0.1 * ledger.rho_budget, 1e-10))
     np.testing.assert_allclose(domain["amount"].edges[[0, -1]], [0, 0.001])
     assert domain["age"].edges[-1] - domain["age"].edges[0] >= 90
-
-
-def test_describe_domain_keeps_point_masses_of_a_binned_integer_column():
-    # 0..59 would get one code per integer, but n_bins=8 bins it: the zeros
-    # need their point to decode exactly
-    frame = pd.DataFrame({"a": np.r_[np.zeros(50), np.arange(1, 60)].astype(int)})
-    with pytest.warns(PrivacyWarning):
-        assert "points" not in describe_domain(frame)["a"]
-    with pytest.warns(PrivacyWarning):
-        entry = describe_domain(frame, n_bins=8)["a"]
-    assert entry["points"] == [0]
-    disc = TableDiscretizer(domain={"a": entry}, bin_value="midpoint").fit(frame)
-    assert (disc.inverse_transform(disc.transform(frame))["a"] == 0).sum() == 50

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec, Domain, spec_from_declaration
+from ..domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 
 CATEGORICAL = "categorical"
 NUMERIC = "numeric"
@@ -191,7 +191,8 @@ def column_kinds(frame: pd.DataFrame, domain: Mapping | None = None) -> dict:
 
     Columns described by ``domain`` follow it (codes or categories ->
     categorical, bounds or edges -> numeric); the other columns are numeric
-    when their dtype is numeric (booleans excluded) and categorical
+    when their dtype is numeric (booleans excluded) or datetime (compared
+    as seconds since the epoch, see :func:`numeric_values`) and categorical
     otherwise.
 
     Parameters
@@ -213,15 +214,23 @@ def column_kinds(frame: pd.DataFrame, domain: Mapping | None = None) -> dict:
             numeric = domain[column].kind == NUMERIC
         else:
             dtype = frame[column].dtype
-            numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(
-                dtype
-            )
+            numeric = pd.api.types.is_datetime64_any_dtype(dtype) or (
+                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
         kinds[column] = NUMERIC if numeric else CATEGORICAL
     return kinds
 
 
 def numeric_values(series: pd.Series, column: Any) -> np.ndarray:
-    """Float values of a column, with a ValueError naming it if not numeric."""
+    """Float values of a column, with a ValueError naming it if not numeric.
+
+    Date-times are seconds since 1970-01-01 UTC (naive ones read as UTC),
+    the unit of the domain's date-time edges; missing values are NaN.
+    """
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        values = np.full(len(series), np.nan)
+        present = series.notna().to_numpy()
+        values[present] = _datetimes_as_seconds(series[present])
+        return values
     try:
         return pd.to_numeric(series, errors="raise").to_numpy(dtype=float, na_value=np.nan)
     except (ValueError, TypeError) as exc:

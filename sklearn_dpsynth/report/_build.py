@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import html
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from ..metrics import (
 )
 from ..metrics._tables import NUMERIC, column_kinds, prepare_tables
 from ..metrics._threads import check_n_jobs
-from ._figures import association_figure, column_figure
+from ..public_domain import typed_text
+from ._figures import OTHER, association_figure, column_figure
 
 __all__ = ["build_report", "write_report"]
 
@@ -31,10 +33,18 @@ color:#222;padding:0 1em}
 h1{margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0} th,td{border:1px solid #ccc;padding:.25em .6em;
 text-align:right} th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
-.note{color:#555;font-size:.92em} .grid{display:flex;flex-wrap:wrap;gap:.5em}
-.grid img{border:1px solid #eee} .scores td.value{font-weight:bold} img{max-width:100%}
+.note{color:#555;font-size:.92em}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.5em}
+.grid img{border:1px solid #eee;width:100%;box-sizing:border-box}
+.scores td.value{font-weight:bold} img{max-width:100%}
 .scores td:nth-child(2),.scores th:nth-child(2){text-align:left}
-.wide{overflow-x:auto}
+.wide{overflow-x:auto;max-width:100%}
+td.num{white-space:nowrap} td.text{text-align:left}
+table.ledger{width:100%} table.ledger td,table.ledger th{font-size:.88em}
+table.ledger th{overflow-wrap:anywhere} table.ledger td.text{overflow-wrap:break-word}
+table.ledger td.text:first-child{overflow-wrap:anywhere;min-width:10em}
+.flags{background:#fff6e0;border-left:4px solid #e0a000;padding:.4em 1em;margin:.8em 0}
+.flags li{margin:.2em 0}
 """
 
 #: 3-way marginals evaluated at most (a random subset beyond this).
@@ -49,10 +59,12 @@ def _table(frame: pd.DataFrame, *, css_class: str = "") -> str:
     """An escaped HTML table of a DataFrame (numbers to 4 significant digits)."""
     def cell(value: Any) -> str:
         if isinstance(value, (float, np.floating)):
-            return "" if np.isnan(value) else f"{value:.4g}"
-        return _esc(value)
+            return '<td class="num">' + ("" if np.isnan(value) else f"{value:.4g}") + "</td>"
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return f'<td class="num">{value}</td>'
+        return f'<td class="text">{_esc(value)}</td>'
     head = "".join(f"<th>{_esc(c)}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+    body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
     return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -104,22 +116,49 @@ def _association_matrices(real: pd.DataFrame, synth: pd.DataFrame,
     return matrices[0], matrices[1]
 
 
+def _without_missing_target(frames: dict, target: Any) -> tuple[dict, str]:
+    """The tables without their rows whose target is missing, and a sentence saying how many."""
+    dropped = {name: int(frame[target].isna().sum()) for name, frame in frames.items()}
+    kept = {name: frame[frame[target].notna()].reset_index(drop=True)
+            for name, frame in frames.items()}
+    counts = [f"{n} of {len(frames[name])} {name} rows" for name, n in dropped.items() if n]
+    sentence = "" if not counts else (
+        f"Rows whose target is missing are left out of this section: {', '.join(counts)}. ")
+    return kept, sentence
+
+
 def _efficacy_section(real, synth, holdout, target, domain, seed, n_jobs) -> tuple[str, dict]:
-    """ML efficacy: train on synthetic vs on real, test on the holdout."""
-    on_synth = ml_efficacy(synth, holdout, target, domain=domain, random_state=seed,
-                           n_jobs=n_jobs)
-    on_real = ml_efficacy(real, holdout, target, domain=domain, random_state=seed,
-                          n_jobs=n_jobs)
+    """ML efficacy: train on synthetic vs on real, test on the holdout.
+
+    Rows whose target is missing (in any table) are dropped, and the page
+    says how many: a missing target is neither a class to learn nor a
+    value to score.
+    """
+    frames, dropped = _without_missing_target(
+        {"synthetic": synth, "real training": real, "holdout": holdout}, target)
+    note = (f'<p class="note">Models trained on the synthetic table (and, for reference, on '
+            f'the real training table) predict <code>{_esc(target)}</code> on the holdout '
+            f'rows. Higher is better. {_esc(dropped)}</p>')
+    empty = [name for name, frame in frames.items() if frame.empty]
+    if empty:
+        message = f"no {' or '.join(empty)} row has a target value: ML efficacy not computed"
+        return note + f"<p><strong>{_esc(message)}.</strong></p>", {
+            "ML efficacy": message}
+    on_synth = ml_efficacy(frames["synthetic"], frames["holdout"], target, domain=domain,
+                           random_state=seed, n_jobs=n_jobs)
+    on_real = ml_efficacy(frames["real training"], frames["holdout"], target, domain=domain,
+                          random_state=seed, n_jobs=n_jobs)
     table = on_synth.rename(columns={"value": "trained on synthetic"})
     table["trained on real"] = on_real["value"].to_numpy()
     metric = table["metric"].iloc[0]
     mean = table[(table["model"] == "mean") & (table["metric"] == metric)].iloc[0]
     headline = {f"ML efficacy ({metric}, synthetic / real)":
                 f"{mean['trained on synthetic']:.3f} / {mean['trained on real']:.3f}"}
-    body = (f'<p class="note">Models trained on the synthetic table (and, for reference, on '
-            f'the real training table) predict <code>{_esc(target)}</code> on the holdout '
-            f'rows. Higher is better.</p>' + _table(table))
-    return body, headline
+    missing = int(synth[target].isna().sum())
+    if missing:
+        headline["synthetic rows without a target (left out of ML efficacy)"] = (
+            f"{missing} of {len(synth)}")
+    return note + _table(table), headline
 
 
 def _privacy_section(real, synth, holdout, domain, seed) -> tuple[str, dict]:
@@ -150,19 +189,115 @@ def _ledger_section(model: Any) -> tuple[str, dict]:
 
 
 def _columns_section(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> str:
-    images = [_image(column_figure(c, real[c], synth[c], kinds[c] == NUMERIC), f"column {c}")
-              for c in real.columns]
+    images = [_image(column_figure(c, real[c], synth[c], _figure_kind(real[c], kinds[c])),
+                     f"column {c}") for c in real.columns]
     return ('<p class="note">Real vs synthetic distribution of every column, in the '
-            'columns\' own units (histograms of values, bars of the most frequent '
-            'categories).</p><div class="grid">' + "".join(images) + "</div>")
+            "columns' own units: histograms over the real range (bars are shares of each "
+            "table's present values; synthetic values beyond the real range are counted on "
+            "the panel), histograms over time of date-time columns (in UTC), and bars of the "
+            "most frequent categories.</p>"
+            '<div class="grid">' + "".join(images) + "</div>")
 
 
-def _overview(scores: dict) -> str:
+def _figure_kind(series: pd.Series, kind: str) -> str:
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return "datetime"
+    return "numeric" if kind == NUMERIC else "categorical"
+
+
+def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
+    """Columns whose synthetic (or real) values collapsed to ``<other>`` or one value."""
+    flags = []
+    for column in real.columns:
+        real_values, synth_values = real[column].dropna(), synth[column].dropna()
+        name = f"{column}"
+        if synth_values.empty and not real_values.empty:
+            flags.append(f"{name}: every synthetic value is missing.")
+            continue
+        other = float((synth_values.astype(str) == OTHER).mean()) if len(synth_values) else 0.0
+        if other >= COLLAPSE_SHARE:
+            flags.append(f"{name}: {other:.0%} of the synthetic values are {OTHER} (the "
+                         "categories were not learned: too small a budget, or categories "
+                         "too rare; declare them in the domain).")
+        elif synth_values.nunique() == 1 and real_values.nunique() > 1:
+            flags.append(f"{name}: the synthetic column holds a single value "
+                         f"({real_values.nunique()} distinct in the real one).")
+        if real_values.nunique() == 1:
+            flags.append(f"{name}: the real column holds a single value.")
+    return flags
+
+
+#: Share of ``<other>`` among a synthetic column's values flagged as a collapse.
+COLLAPSE_SHARE = 0.9
+
+
+def _overview(scores: dict, flags: list[str]) -> str:
     rows = "".join(f'<tr><td>{_esc(group)}</td><td>{_esc(name)}</td>'
                    f'<td class="value">{_esc(value)}</td></tr>'
                    for group, items in scores.items() for name, value in items.items())
-    return ('<table class="scores"><thead><tr><th>area</th><th>score</th><th>value</th></tr>'
-            f"</thead><tbody>{rows}</tbody></table>")
+    warning = "" if not flags else (
+        '<div class="flags"><strong>Columns to check</strong><ul>'
+        + "".join(f"<li>{_esc(flag)}</li>" for flag in flags) + "</ul></div>")
+    return (warning + '<table class="scores"><thead><tr><th>area</th><th>score</th>'
+            f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _typed_tables(real: pd.DataFrame, *others: pd.DataFrame | None,
+                  domain: Mapping | None) -> list:
+    """Read text columns of numbers or dates (in the real table) as such in every table.
+
+    Files are read as text; a column whose real values are all numbers (or
+    all dates, see :func:`~sklearn_dpsynth.public_domain.typed_text`) is
+    compared as numbers (or as date-times, in UTC) in every table, and the
+    other tables' values that do not parse count as missing.  Columns the
+    domain describes are left as they are.
+    """
+    described = set(domain or ())
+    tables = [real.copy()] + [None if t is None else t.copy() for t in others]
+    for column in real.columns:
+        if column in described:
+            continue
+        typed = _as_utc(typed_text(real[column]))
+        if pd.api.types.is_datetime64_any_dtype(typed.dtype):
+            convert = _datetimes
+        elif pd.api.types.is_numeric_dtype(typed.dtype) \
+                and not pd.api.types.is_bool_dtype(typed.dtype):
+            convert = _numbers
+        else:
+            continue
+        tables[0][column] = typed
+        for table in tables[1:]:
+            if table is not None and table[column].dtype != typed.dtype:
+                table[column] = convert(table[column])
+    return tables
+
+
+def _as_utc(series: pd.Series) -> pd.Series:
+    """Time-zone-aware date-times as naive UTC ones; anything else as it is."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return series.dt.tz_convert("UTC").dt.tz_localize(None)
+    return series
+
+
+def _numbers(series: pd.Series) -> pd.Series:
+    """A column as floats; values that are not numbers become missing."""
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
+            series.dtype):
+        return series
+    return pd.to_numeric(series.astype(object), errors="coerce").astype(float)
+
+
+def _datetimes(series: pd.Series) -> pd.Series:
+    """A column as naive UTC date-times; values that are not dates become missing."""
+    if not pd.api.types.is_datetime64_any_dtype(series.dtype):
+        text = series.astype(object).where(series.notna(), None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = pd.to_datetime(text, errors="coerce", utc=True, format="ISO8601")
+            if parsed.isna().sum() > series.isna().sum():
+                parsed = pd.to_datetime(text, errors="coerce", utc=True, format="mixed")
+        series = parsed
+    return _as_utc(series)
 
 
 def _check_inputs(real, synth, holdout, target, model) -> None:
@@ -229,6 +364,7 @@ def build_report(
     real_df, synth_df = prepare_tables(real, ("synth", synth))
     holdout_df = None if holdout is None else prepare_tables(real_df, ("holdout", holdout))[1]
     _check_inputs(real_df, synth_df, holdout_df, target, model)
+    real_df, synth_df, holdout_df = _typed_tables(real_df, synth_df, holdout_df, domain=domain)
     kinds = column_kinds(real_df, domain)
     seed = int(random_state)
     sections, scores = [], {"fidelity": {}, "utility": {}, "privacy": {}}
@@ -270,7 +406,8 @@ def build_report(
     overview = _section("overview", "Overview", (
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
-        + f", {real_df.shape[1]} columns.</p>" + _overview(scores)))
+        + f", {real_df.shape[1]} columns.</p>"
+        + _overview(scores, _collapse_flags(real_df, synth_df))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
