@@ -62,7 +62,7 @@ import pandas as pd
 
 from .domain import Domain, declared_kind, is_kind_only
 from .exceptions import DomainInferenceWarning, PrivacyWarning
-from .privacy import LedgerShare
+from .privacy import LedgerShare, gaussian_sigma
 
 __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PATTERN",
            "INTEGER_PATTERN", "OFFSET_PATTERN",
@@ -570,7 +570,7 @@ def _measure(counter: Any, measured: Mapping[Hashable, str | None],
             f"columns {list(measured)} hold text (or datetimes) of no declared kind: declare "
             "them with domain= (e.g. {'kind': 'numeric'}, {'kind': 'datetime', 'unit': "
             "'day'}), or give a privacy budget to choose their kinds privately.")
-    sigma = budget.sigma_for(budget.rho / len(measured))
+    sigma = gaussian_sigma(budget.rho / len(measured))
     exact = counter(measured)
     out = {name: budget.gaussian(exact[name], sigma=sigma, rng=rng, target=f"kind of {name!r}",
                                  n_cells=len(KIND_CELLS))
