@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure,
-                            read_engine_kinds, read_kinds, read_like)
+                            engine_dtypes, read_engine_kinds, read_kinds, read_like)
 from ._validation import COMMON_CONSTRAINTS, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -142,8 +142,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         share = self.preprocessing_budget
         rho, delta = share * ledger.rho_budget, share * ledger.delta
         is_frame = isinstance(frame, pd.DataFrame)
-        dtypes = dict(frame.dtypes.items()) if is_frame else {
-            name: np.dtype(object) for name in frame.untyped_columns()}
+        dtypes = dict(frame.dtypes.items()) if is_frame else engine_dtypes(frame)
         kinds_budget = None
         if columns_to_measure(dtypes, declared) and self.preprocessing == "private":
             kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")

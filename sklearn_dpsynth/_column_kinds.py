@@ -60,7 +60,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .domain import Domain, declared_kind, is_kind_only
+from .domain import ColumnSpec, Domain, declared_kind, is_kind_only, unit_edges
 from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
 
@@ -68,7 +68,8 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "INTEGER_PATTERN", "OFFSET_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
-           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS"]
+           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS",
+           "datetime_counts", "learned_unit", "engine_dtypes"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -162,7 +163,7 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
     out = []
     for name, dtype in dtypes.items():
         entry = declared.get(name)
-        if not is_text(dtype):
+        if not (is_text(dtype) or _is_datetime(dtype)):
             continue
         if entry is None:
             out.append(name)
@@ -171,6 +172,15 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
             if kind == "datetime" and unit is None:
                 out.append(name)
     return out
+
+
+def engine_dtypes(source: Any) -> dict:
+    """Column name -> dtype of an engine source as :func:`columns_to_measure` sees
+    it: ``object`` for its untyped text columns, the modelled dtype otherwise."""
+    untyped = set(source.untyped_columns())
+    schema = source.schema_frame()
+    return {name: np.dtype(object) if name in untyped else schema[name].dtype
+            for name in source.columns}
 
 
 # ----------------------------------------------------------------- parsing
@@ -301,6 +311,38 @@ def kind_counts(series: pd.Series, tz: str | None = None,
 
 
 # ---------------------------------------------------------------- the rule
+def datetime_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
+    """:func:`kind_counts` of a typed datetime column: its present values in the
+    date cells of :data:`KIND_CELLS` by the coarsest unit they start, on the
+    wall clock of ``tz`` (a tz-aware column's own zone when None).
+
+    Parameters
+    ----------
+    series : pandas.Series
+        A ``datetime64`` column.
+    tz : str, optional
+
+    Returns
+    -------
+    ndarray of float, shape (len(KIND_CELLS),)
+    """
+    counts = np.zeros(len(KIND_CELLS))
+    stamps = series[series.notna()]
+    if stamps.dt.tz is not None and tz is not None:
+        stamps = stamps.dt.tz_convert(tz)
+    counts[3:] = np.bincount(_unit_cells(stamps), minlength=len(_UNITS) + 1)
+    return counts
+
+
+def learned_unit(date_counts: np.ndarray, sigma: float) -> str | None:
+    """:func:`choose_unit` of noisy date counts, or None (no flooring) when their
+    total is within four noise standard deviations of nothing."""
+    counts = np.asarray(date_counts, dtype=float)
+    if np.maximum(counts, 0.0).sum() <= _SIGNAL * sigma * np.sqrt(len(counts)):
+        return None
+    return choose_unit(counts)
+
+
 def choose_unit(date_counts: np.ndarray) -> str | None:
     """The coarsest unit that :data:`KIND_FRACTION` of the (noisy) dates start.
 
@@ -452,8 +494,11 @@ def read_kinds(
     parsed = {}  # each measured column is parsed once, for its counts and its cast
 
     def counter(zones: Mapping) -> dict:
-        parsed.update((name, _parse(frame[name], tz)) for name, tz in zones.items())
-        return {name: kind_counts(frame[name], tz, parsed[name]) for name, tz in zones.items()}
+        typed = {name for name in zones if _is_datetime(frame[name].dtype)}
+        parsed.update((name, _parse(frame[name], tz)) for name, tz in zones.items()
+                      if name not in typed)
+        return {name: datetime_counts(frame[name], tz) if name in typed
+                else kind_counts(frame[name], tz, parsed[name]) for name, tz in zones.items()}
 
     noisy, sigma = _measure(counter, zones, budget, rng, preprocessing)
     kinds, columns, mixed = {}, {}, []
@@ -504,9 +549,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
         Column name -> :class:`ColumnKind` of the columns read by kind.
     """
     text = set(source.text_columns())
-    untyped = set(source.untyped_columns())
-    dtypes = {name: np.dtype(object) if name in untyped else None for name in source.columns}
-    measured = columns_to_measure(dtypes, declared)
+    measured = columns_to_measure(engine_dtypes(source), declared)
     noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
                             preprocessing) if measured else ({}, 0.0)
     read, kinds, mixed = {}, {}, []
@@ -514,7 +557,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     for name in source.columns:
         entry = declared.get(name)
         if name not in text or (entry is None and name not in noisy):
-            kinds[name], _ = _kind_of(schema[name], None, None, sigma)
+            kinds[name], _ = _kind_of(schema[name], None, noisy.get(name), sigma)
             continue
         if entry is not None:
             kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)
@@ -536,14 +579,15 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
     if entry is not None:
         kind = _declared_text_kind(entry)
         if counts is not None and kind.kind == "datetime":
-            kind = ColumnKind("datetime", choose_unit(counts[3:]), kind.tz)
+            kind = ColumnKind("datetime", learned_unit(counts[3:], sigma), kind.tz)
         if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
             return ColumnKind("typed"), False
         return kind, False
+    if _is_datetime(series.dtype):
+        unit = None if counts is None else learned_unit(counts[3:], sigma)
+        return ColumnKind("datetime", unit, _dtype_tz(series.dtype)), False
     if counts is not None:
         return choose_kind(counts, sigma)
-    if _is_datetime(series.dtype):
-        return ColumnKind("datetime", None, _dtype_tz(series.dtype)), False
     if pd.api.types.is_timedelta64_dtype(series.dtype):
         return ColumnKind("timedelta"), False
     return ColumnKind("typed"), False
@@ -599,11 +643,25 @@ def annotate_domain(domain: Domain, kinds: Mapping[Hashable, ColumnKind]) -> Dom
             continue
         if kind.kind == "datetime":
             spec.value_type = "datetime"
-            spec.unit = spec.unit if spec.unit is not None else kind.unit
             spec.tz = spec.tz if spec.tz is not None else kind.tz
+            if spec.unit is None and kind.unit is not None:
+                _give_unit(spec, kind.unit)
         elif kind.kind == "timedelta":
             spec.value_type = "timedelta"
     return domain
+
+
+def _give_unit(spec: ColumnSpec, unit: str) -> None:
+    """Give a datetime spec a unit learned or declared without bounds, with bins
+    whose edges are starts of the unit (see :func:`~sklearn_dpsynth.domain.unit_edges`)
+    over its (public or privately learned) range, at most as many as it had.
+    Explicit edges of a declaration are kept (``unit`` then only floors)."""
+    spec.unit = unit
+    if spec.points is not None and len(spec.points):
+        return
+    low, high = spec.edges[0], spec.edges[-1]
+    spec.edges = unit_edges(low, high, unit, spec.tz, n_bins=spec.n_bins,
+                            high_closed=False)
 
 
 def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.DataFrame:

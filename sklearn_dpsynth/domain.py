@@ -458,10 +458,32 @@ class ColumnSpec:
                               dtype=object)
             return labels[np.where(missing, len(labels) - 1, codes)]
         out = np.full(len(codes), np.nan)
+        if self.unit is not None and _on_unit_starts(self.edges, self.unit, self.tz):
+            out[~missing] = self._unit_values(present, rng, bin_value)
+            return out
         out[~missing] = self._numeric_values(present, rng, bin_value)
         if self.unit is not None:
             out[~missing] = snap_seconds(out[~missing], self.unit, self.tz, self.edges[0])
         return out
+
+    def _unit_values(self, codes: np.ndarray, rng, bin_value: str) -> np.ndarray:
+        """Values of present codes of a datetime column whose edges are starts of its
+        unit: a start of the unit among those of the bin, uniformly drawn
+        (``"uniform"``) or the middle one (``"midpoint"``); points exactly."""
+        is_point = codes >= self.n_bins
+        values = np.empty(len(codes))
+        values[is_point] = self.points[codes[is_point] - self.n_bins]
+        bins = codes[~is_point]
+        index = _wall_units(self.edges, self.unit, self.tz)
+        first, count = index[bins], np.maximum(index[bins + 1] - index[bins], 1)
+        if bin_value == "uniform":
+            if rng is None:
+                raise ValueError("bin_value='uniform' needs a random generator.")
+            step = np.floor(rng.random(len(bins)) * count).astype(np.int64)
+        else:
+            step = (count - 1) // 2
+        values[~is_point] = _unit_starts(first + np.minimum(step, count - 1), self.unit, self.tz)
+        return values
 
     def _numeric_values(self, codes: np.ndarray, rng, bin_value: str) -> np.ndarray:
         """Values of present numeric codes: points exactly, bins by ``bin_value``."""
@@ -648,6 +670,81 @@ def snap_seconds(seconds: np.ndarray, unit: str, tz: str | None = None,
         if below.any():
             naive = naive.where(~below, _next_unit(naive, unit))
     return _wall_to_seconds(naive, tz)
+
+
+#: numpy's calendar units of the datetime units.
+_NUMPY_UNITS = {"year": "Y", "month": "M", "day": "D", "hour": "h", "minute": "m",
+                "second": "s"}
+
+
+def _wall_units(seconds: np.ndarray, unit: str, tz: str | None) -> np.ndarray:
+    """Index (since 1970 on the wall clock of ``tz``, or UTC) of the ``unit`` that
+    holds each datetime (seconds since the epoch)."""
+    seconds = np.asarray(seconds, dtype=float)
+    stamps = pd.to_datetime(np.rint(seconds * 1e6).astype(np.int64), unit="us", utc=True)
+    local = stamps.tz_convert(tz) if tz is not None else stamps
+    wall = local.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+    return wall.astype(f"datetime64[{_NUMPY_UNITS[unit]}]").astype(np.int64)
+
+
+def _unit_starts(index: np.ndarray, unit: str, tz: str | None) -> np.ndarray:
+    """Starts (seconds since the epoch) of the units of :func:`_wall_units`
+    ``index``, local midnights of ``tz`` included (DST-safe)."""
+    wall = np.asarray(index, dtype=np.int64).astype(f"datetime64[{_NUMPY_UNITS[unit]}]")
+    return _wall_to_seconds(pd.DatetimeIndex(wall.astype("datetime64[ns]")), tz)
+
+
+def _on_unit_starts(edges: np.ndarray, unit: str, tz: str | None) -> bool:
+    """Whether every edge is the start of a ``unit`` (in ``tz``)."""
+    edges = np.asarray(edges, dtype=float)
+    return bool(np.array_equal(_unit_starts(_wall_units(edges, unit, tz), unit, tz), edges))
+
+
+def unit_edges(low: float, high: float, unit: str, tz: str | None = None, *,
+               n_bins: int, resolution: str = "auto", high_closed: bool = True) -> np.ndarray:
+    """Bin edges of a datetime column with a unit: starts of its units.
+
+    The units run from the one holding ``low`` to the one holding ``high``
+    (with ``high_closed=False``, the one just before ``high``), on the wall
+    clock of ``tz`` (calendar months and years; local midnights).  With
+    ``resolution="auto"`` every unit has its own bin when there are at most
+    :data:`INTEGER_RESOLUTION_MAX` of them (the rule of integer columns);
+    otherwise (or with ``resolution="bins"``) every bin holds ``k`` whole
+    units, ``k`` the smallest that makes at most ``n_bins`` bins (the last
+    bin may hold fewer).  Every edge is a start of a unit, so flooring a
+    value to its unit never moves it to another bin.  The edges depend on
+    the public bounds, unit, zone and ``n_bins`` only.
+
+    Parameters
+    ----------
+    low, high : float
+        Bounds, seconds since 1970-01-01 UTC (``low < high``).
+    unit : {"year", "month", "day", "hour", "minute", "second"}
+    tz : str, optional
+        IANA time zone; None for naive (UTC wall clock) datetimes.
+    n_bins : int
+        Most bins when units are grouped.
+    resolution : {"auto", "integer", "bins"}, default="auto"
+        ``"integer"``: one bin per unit whatever their number.
+    high_closed : bool, default=True
+        Whether the unit holding ``high`` is in the domain.
+
+    Returns
+    -------
+    edges : ndarray of float
+    """
+    first, last = _wall_units(np.array([low, high]), unit, tz)
+    if not high_closed and _on_unit_starts(np.array([high]), unit, tz):
+        last -= 1
+    last = max(int(last), int(first))
+    n_units = last - first + 1
+    per_unit = resolution == "integer" or (
+        resolution == "auto" and n_units <= INTEGER_RESOLUTION_MAX)
+    width = 1 if per_unit else max(1, math.ceil(n_units / max(int(n_bins), 1)))
+    index = np.arange(first, last + 2, width, dtype=np.int64)
+    if index[-1] != last + 1:
+        index = np.append(index, last + 1)
+    return np.unique(_unit_starts(index, unit, tz))
 
 
 def _wall_to_seconds(naive: pd.DatetimeIndex, tz: str | None) -> np.ndarray:
@@ -930,6 +1027,13 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         resolution = "bins" if "n_bins" in spec else "auto"
     low, high = (_bound_as_float(name, v, spec.get("tz"), spec.get("value_type", "number"))
                  for v in spec.pop("bounds"))
+    if spec.get("unit") is not None:  # a datetime column: starts of its units
+        if spec["unit"] not in DATETIME_UNITS:
+            raise ValueError(f"column {name!r}: unit must be one of {DATETIME_UNITS}, got "
+                             f"{spec['unit']!r}.")
+        spec["edges"] = unit_edges(low, high, spec["unit"], spec.get("tz"),
+                                   n_bins=spec.pop("n_bins", n_bins), resolution=resolution)
+        return
     if resolution == "integer":
         spec["integer"] = True
     try:

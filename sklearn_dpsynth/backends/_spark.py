@@ -38,7 +38,8 @@ from typing import Any, Hashable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import DATE_PATTERN, INTEGER_PATTERN, NUMBER_PATTERN, OFFSET_PATTERN
+from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NUMBER_PATTERN,
+                             OFFSET_PATTERN)
 from ..domain import ColumnSpec, Domain
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -230,6 +231,38 @@ class SparkSource:
             out.extend(histogram_from_cells(rows, len(cuts) + 1)
                        for (_, cuts), rows in zip(batch, groups))
         return out
+
+    def kind_counts_many(self, zones: dict) -> dict:
+        """Exact kind histograms (``sklearn_dpsynth._column_kinds.datetime_counts``)
+        of typed datetime columns ``{column: tz}`` on their UTC (naive: their own)
+        wall clock, in one grouping-sets job per batch; a Spark text column's
+        kind is declared, never chosen (a Spark schema types every column)."""
+        out: dict = {}
+        names = list(zones)
+        for batch in in_passes(names):
+            frame = self.frame.select(*[self._unit_cell(name).alias(f"g{j}")
+                                        for j, name in enumerate(batch)])
+            groups = self._grouped(frame, len(batch), with_first=False)
+            out.update((name, histogram_from_cells(rows, len(KIND_CELLS)))
+                       for name, rows in zip(batch, groups))
+        return out
+
+    def _unit_cell(self, name: Hashable) -> Any:
+        """The cell of ``KIND_CELLS`` of a datetime: the coarsest unit it starts."""
+        F = _functions()
+        column = F.col(_quote(name))
+        if _type_name(self.types[name]) != "TimestampType":  # wall clock read as UTC
+            column = F.from_utc_timestamp(column.cast("timestamp"), F.current_timezone())
+        micros = F.unix_micros(column)
+        day = F.lit(86_400_000_000)
+        date = F.date_add(F.lit("1970-01-01").cast("date"),
+                          F.floor(micros / day).cast("int"))
+        midnight = F.pmod(micros, day) == 0
+        cell = F.when(midnight & (F.dayofmonth(date) == 1) & (F.month(date) == 1), 3)
+        cell = cell.when(midnight & (F.dayofmonth(date) == 1), 4).when(midnight, 5)
+        for index, size in enumerate((3_600_000_000, 60_000_000, 1_000_000)):
+            cell = cell.when(F.pmod(micros, F.lit(size)) == 0, 6 + index)
+        return F.when(micros.isNull(), F.lit(None)).otherwise(cell.otherwise(9))
 
     def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
         """Present values and their exact counts, in order of first appearance
