@@ -69,7 +69,7 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS",
-           "datetime_counts", "learned_unit", "engine_dtypes"]
+           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -85,12 +85,15 @@ DATE_PATTERN = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?
 #: A date with a UTC offset.
 OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
 
+_UNITS = ("year", "month", "day", "hour", "minute", "second")
 #: Cells of a column's kind histogram: every present value lands in one.
 #: Dates land in the coarsest unit they start (a first of January at
-#: midnight is a "year"; a date with fractional seconds is "finer").
-KIND_CELLS = ("integer", "decimal", "text", "year", "month", "day", "hour", "minute",
-              "second", "finer")
-_UNITS = ("year", "month", "day", "hour", "minute", "second")
+#: midnight is a "year"; a date with fractional seconds is "finer"), apart
+#: for dates written with a UTC offset (``"... with offset"`` cells).
+KIND_CELLS = ("integer", "decimal", "text", *_UNITS, "finer",
+              *(f"{unit} with offset" for unit in (*_UNITS, "finer")))
+#: Number of date cells of each kind (naive, with an offset): the units and "finer".
+_N_DATE_CELLS = len(_UNITS) + 1
 
 #: A kind is chosen when this share of the present values reads as it.
 KIND_FRACTION = 0.95
@@ -176,10 +179,12 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
 
 def engine_dtypes(source: Any) -> dict:
     """Column name -> dtype of an engine source as :func:`columns_to_measure` sees
-    it: ``object`` for its untyped text columns, the modelled dtype otherwise."""
+    it: ``object`` for its untyped text columns (CSV text), the modelled dtype
+    of its datetime columns, None for the others (typed text included)."""
     untyped = set(source.untyped_columns())
     schema = source.schema_frame()
-    return {name: np.dtype(object) if name in untyped else schema[name].dtype
+    return {name: np.dtype(object) if name in untyped else
+            schema[name].dtype if _is_datetime(schema[name].dtype) else None
             for name in source.columns}
 
 
@@ -306,8 +311,25 @@ def kind_counts(series: pd.Series, tz: str | None = None,
     counts[2] = np.count_nonzero(present & ~parsed.is_number & ~dates)
     wall = parsed.dates[dates]
     wall = wall.dt.tz_convert(tz) if tz is not None else wall
-    counts[3:] = np.bincount(_unit_cells(wall), minlength=len(_UNITS) + 1)
+    cells = _unit_cells(wall) + _N_DATE_CELLS * parsed.has_offset[dates]
+    counts[3:] = np.bincount(cells, minlength=2 * _N_DATE_CELLS)
     return counts
+
+
+def dates_by_unit(counts: np.ndarray) -> np.ndarray:
+    """The date counts of a kind histogram by unit (naive and offset dates together).
+
+    Parameters
+    ----------
+    counts : ndarray of float, shape (len(KIND_CELLS),)
+
+    Returns
+    -------
+    ndarray of float, shape (7,)
+        Counts of year .. second and finer, as :func:`choose_unit` takes them.
+    """
+    counts = np.asarray(counts, dtype=float)
+    return counts[3:3 + _N_DATE_CELLS] + counts[3 + _N_DATE_CELLS:]
 
 
 # ---------------------------------------------------------------- the rule
@@ -330,17 +352,28 @@ def datetime_counts(series: pd.Series, tz: str | None = None) -> np.ndarray:
     stamps = series[series.notna()]
     if stamps.dt.tz is not None and tz is not None:
         stamps = stamps.dt.tz_convert(tz)
-    counts[3:] = np.bincount(_unit_cells(stamps), minlength=len(_UNITS) + 1)
+    counts[3:3 + _N_DATE_CELLS] = np.bincount(_unit_cells(stamps), minlength=_N_DATE_CELLS)
     return counts
 
 
-def learned_unit(date_counts: np.ndarray, sigma: float) -> str | None:
-    """:func:`choose_unit` of noisy date counts, or None (no flooring) when their
-    total is within four noise standard deviations of nothing."""
-    counts = np.asarray(date_counts, dtype=float)
-    if np.maximum(counts, 0.0).sum() <= _SIGNAL * sigma * np.sqrt(len(counts)):
+def learned_unit(counts: np.ndarray, sigma: float) -> str | None:
+    """:func:`choose_unit` of a noisy kind histogram's dates, or None (no flooring)
+    when their total is within four noise standard deviations of nothing.
+
+    Parameters
+    ----------
+    counts : ndarray of float, shape (len(KIND_CELLS),)
+    sigma : float
+        The noise standard deviation of each count.
+
+    Returns
+    -------
+    str or None
+    """
+    dates = np.maximum(np.asarray(counts, dtype=float)[3:], 0.0)
+    if dates.sum() <= _SIGNAL * sigma * np.sqrt(len(dates)):
         return None
-    return choose_unit(counts)
+    return choose_unit(dates_by_unit(counts))
 
 
 def choose_unit(date_counts: np.ndarray) -> str | None:
@@ -392,8 +425,11 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     if numbers >= KIND_FRACTION * present and numbers > _SIGNAL * sigma * np.sqrt(2):
         kind = "integer" if decimals <= (1.0 - KIND_FRACTION) * numbers else "numeric"
         return ColumnKind(kind), False
-    if dates >= KIND_FRACTION * present and dates > _SIGNAL * sigma * np.sqrt(7):
-        return ColumnKind("datetime", choose_unit(counts[3:])), False
+    if dates >= KIND_FRACTION * present and dates > _SIGNAL * sigma * np.sqrt(
+            2 * _N_DATE_CELLS):
+        with_offset = counts[3 + _N_DATE_CELLS:].sum()
+        return ColumnKind("datetime", choose_unit(dates_by_unit(counts)),
+                          "UTC" if with_offset >= 0.5 * dates else None), False
     signal = present > _SIGNAL * sigma * np.sqrt(len(KIND_CELLS))
     return ColumnKind("category"), bool(signal and max(numbers, dates) >= 0.5 * present)
 
@@ -509,7 +545,8 @@ def read_kinds(
             mixed.append(name)
         kinds[name] = kind
         declared_text = name in declared and holds_text(series.dtype)
-        reuse = parsed.get(name) if kind.tz == zones.get(name) else None
+        same_zone = (kind.tz or "UTC") == (zones.get(name) or "UTC")  # naive dates read as UTC
+        reuse = parsed.get(name) if same_zone else None
         columns[name] = _cast(series, kind, declared_text, reuse) if (
             declared_text or is_text(series.dtype)) else series
     _warn_mixed(mixed)
@@ -550,6 +587,10 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     """
     text = set(source.text_columns())
     measured = columns_to_measure(engine_dtypes(source), declared)
+    if measured and preprocessing == "non-private":
+        raise ValueError(f"preprocessing='non-private' reads a table in memory; for "
+                         f"{type(source).__name__} input declare columns {measured} with "
+                         "domain= or learn them privately.")
     noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
                             preprocessing) if measured else ({}, 0.0)
     read, kinds, mixed = {}, {}, []
@@ -579,12 +620,12 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
     if entry is not None:
         kind = _declared_text_kind(entry)
         if counts is not None and kind.kind == "datetime":
-            kind = ColumnKind("datetime", learned_unit(counts[3:], sigma), kind.tz)
+            kind = ColumnKind("datetime", learned_unit(counts, sigma), kind.tz)
         if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
             return ColumnKind("typed"), False
         return kind, False
     if _is_datetime(series.dtype):
-        unit = None if counts is None else learned_unit(counts[3:], sigma)
+        unit = None if counts is None else learned_unit(counts, sigma)
         return ColumnKind("datetime", unit, _dtype_tz(series.dtype)), False
     if counts is not None:
         return choose_kind(counts, sigma)

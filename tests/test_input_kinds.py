@@ -41,15 +41,17 @@ def _brute_force_cell(text):
         stamp = pd.Timestamp(text)
     except ValueError:
         return "text"
-    if stamp.tzinfo is not None:
+    suffix = ""
+    if stamp.tzinfo is not None:  # written with an offset: cells of their own
         stamp = stamp.tz_convert("UTC").tz_localize(None)
+        suffix = " with offset"
     for unit, start in (("year", stamp.replace(month=1, day=1).normalize()),
                         ("month", stamp.replace(day=1).normalize()),
                         ("day", stamp.normalize()), ("hour", stamp.floor("h")),
                         ("minute", stamp.floor("min")), ("second", stamp.floor("s"))):
         if stamp == start:
-            return unit
-    return "finer"
+            return unit + suffix
+    return "finer" + suffix
 
 
 def test_kind_histogram_counts_every_present_value_in_one_cell():

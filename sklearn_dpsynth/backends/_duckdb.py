@@ -213,7 +213,10 @@ class DuckDBSource:
         units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
                          for i, unit in enumerate(("year", "month", "day", "hour", "minute",
                                                    "second")))
-        dates = f"CASE {units} ELSE {len(KIND_CELLS) - 1} END"
+        n_dates = (len(KIND_CELLS) - 3) // 2  # naive dates, then dates with an offset
+        offset = (f"CASE WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) "
+                  f"THEN {n_dates} ELSE 0 END")
+        dates = f"(CASE {units} ELSE {2 + n_dates} END) + {offset}"
         return (f"CASE WHEN {text} IS NULL THEN NULL "
                 f"WHEN regexp_full_match({text}, {_string(INTEGER_PATTERN)}) THEN 0 "
                 f"WHEN regexp_full_match({text}, {_string(NUMBER_PATTERN)}) THEN 1 "
