@@ -204,8 +204,11 @@ class DuckDBSource:
 
     def _kind_cell(self, name: Hashable, tz: str | None) -> str:
         """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
-        each present value of a text column (NULL when missing)."""
+        each present value of a text column, or of a typed datetime column by its
+        UTC wall clock (NULL when missing)."""
         text = self._text(name)
+        if self.sql_types[name].upper() in ("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"):
+            text = f"trim(CAST(timezone('UTC', {_quote(name)}) AS VARCHAR))"
         wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
