@@ -22,16 +22,22 @@ turns integers into floats).  Here the kind is
   the kind (:func:`choose_kind`): numbers when at least 95% of the present
   values read as numbers (integers when at most 5% of those have a
   fraction), dates when 95% read as ISO dates (with the coarsest unit that
-  95% of them are aligned to, see :func:`choose_unit`), categories
-  otherwise.  Values that do not read as the chosen kind become missing
-  (a learned column reserves a missing code whatever its rows).
+  95% of them are aligned to, see :func:`choose_unit`; tz-aware in UTC
+  when at least half of them are written with a UTC offset, which have
+  cells of their own), categories otherwise.  Values that do not read as
+  the chosen kind become missing (a learned column reserves a missing code
+  whatever its rows).
 
 Columns with real typed dtypes (numbers, datetimes, durations, booleans,
 pandas categoricals, pandas strings) keep their dtype: it is schema.  A
 text column read as dates has its unit (the coarsest of year, month, day,
 hour, minute, second that the dates start) chosen from the same histogram
 (its date cells), so that synthetic dates keep the resolution of the real
-ones; a typed datetime column keeps the unit it is declared with, if any.
+ones.  A typed datetime column keeps the unit it is declared with; an
+undeclared one (or one declared ``{"kind": "datetime"}`` alone) learns it
+the same way, from a histogram of its values in the date cells
+(:func:`datetime_counts`), measured in the same share; without signal
+above the noise (:func:`learned_unit`) it gets none.
 Which columns are measured depends on the schema and the declaration
 only, and each is charged whether or not its kind turns out ambiguous,
 so the ledger's lines are the same for neighbouring tables.  Everything
@@ -39,7 +45,9 @@ after the noisy counts is post-processing.  A typed text column (a pandas
 string column, an engine's string type) is categories unless it is
 declared as numbers or dates, when it is read so as well.  Engines
 (DuckDB, Spark) read text by the same rules in their own expressions
-(:func:`read_engine_kinds`), with the same histogram for untyped CSV text.
+(:func:`read_engine_kinds`), with the same histogram for untyped CSV text
+and for typed datetime columns (on their UTC wall clock: an engine keeps
+instants, not the zone of a tz-aware pandas column).
 
 The parsing rules are public and the same on every backend: a number is
 ``[+-]digits[.digits][e[+-]digits]`` (:data:`NUMBER_PATTERN`), a date is
@@ -149,8 +157,9 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
                        declared: Mapping[Hashable, Any]) -> list:
     """Columns whose kind or datetime unit is learned privately (public facts only).
 
-    Undeclared text columns (kind, and unit when they hold dates) and text
-    columns declared ``{"kind": "datetime"}`` without a unit (their unit).
+    Undeclared text columns (kind, and unit when they hold dates), undeclared
+    datetime columns (unit), and text or datetime columns declared
+    ``{"kind": "datetime"}`` without a unit (their unit).
 
     Parameters
     ----------
@@ -411,8 +420,9 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     -------
     kind : ColumnKind
         ``"numeric"``/``"integer"`` when :data:`KIND_FRACTION` of the present
-        values are numbers, ``"datetime"`` (with :func:`choose_unit`) when
-        that share are dates, ``"category"`` otherwise; a number or date
+        values are numbers, ``"datetime"`` (with :func:`choose_unit`; in
+        ``"UTC"`` when half of the dates carry an offset) when that share
+        are dates, ``"category"`` otherwise; a number or date
         kind also needs its count above four noise standard deviations.
     mixed : bool
         Whether the column was left as categories though at least half of

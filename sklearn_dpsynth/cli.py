@@ -57,7 +57,9 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     privately chosen kind (see ``sklearn_dpsynth._column_kinds``);
     otherwise (``describe`` and ``report``, which read their tables without
     privacy protection anyway) the text is cast by the same public rule on
-    the exact counts.  A Parquet file keeps its schema.
+    the exact counts (dates written with a UTC offset come back tz-aware,
+    in UTC, when half of a column's dates carry one).  A Parquet file keeps
+    its schema.
 
     Parameters
     ----------

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ColumnSpec", "Domain", "OTHER", "BIN_VALUES", "INTEGER_RESOLUTION_MAX",
-           "numeric_edges", "DECLARED_KINDS", "DATETIME_UNITS", "declared_kind"]
+           "numeric_edges", "unit_edges", "DECLARED_KINDS", "DATETIME_UNITS", "declared_kind"]
 
 #: Label that a merged "other" category decodes to.
 OTHER = "<other>"
@@ -145,9 +145,13 @@ class ColumnSpec:
         seconds since 1970-01-01 UTC, durations are seconds.  Messages show
         datetime bounds as ISO dates.
     unit : {"year", "month", "day", "hour", "minute", "second"}, optional
-        Resolution of a datetime column: decoded values are floored to the
-        start of their unit (in ``tz``), e.g. a ``"month"`` column decodes to
-        first-of-month midnights.
+        Resolution of a datetime column: decoded values are starts of the
+        unit (in ``tz``), e.g. a ``"month"`` column decodes to
+        first-of-month midnights.  When every edge is a unit start (see
+        :func:`~sklearn_dpsynth.domain.unit_edges`) a bin decodes to one of
+        its unit starts (drawn uniformly, or the middle one for
+        ``"midpoint"``); otherwise values placed in their bin are floored
+        to the start of their unit.
     tz : str, optional
         IANA time zone of a datetime column (its units are local to it);
         None for naive datetimes.
@@ -672,6 +676,9 @@ def snap_seconds(seconds: np.ndarray, unit: str, tz: str | None = None,
     return _wall_to_seconds(naive, tz)
 
 
+#: Most bins of one unit each that ``resolution="integer"`` gives a datetime column.
+MAX_UNIT_BINS = 100_000
+
 #: numpy's calendar units of the datetime units.
 _NUMPY_UNITS = {"year": "Y", "month": "M", "day": "D", "hour": "h", "minute": "m",
                 "second": "s"}
@@ -708,7 +715,7 @@ def unit_edges(low: float, high: float, unit: str, tz: str | None = None, *,
     (with ``high_closed=False``, the one just before ``high``), on the wall
     clock of ``tz`` (calendar months and years; local midnights).  With
     ``resolution="auto"`` every unit has its own bin when there are at most
-    :data:`INTEGER_RESOLUTION_MAX` of them (the rule of integer columns);
+    ``INTEGER_RESOLUTION_MAX`` of them (the rule of integer columns);
     otherwise (or with ``resolution="bins"``) every bin holds ``k`` whole
     units, ``k`` the smallest that makes at most ``n_bins`` bins (the last
     bin may hold fewer).  Every edge is a start of a unit, so flooring a
@@ -732,6 +739,11 @@ def unit_edges(low: float, high: float, unit: str, tz: str | None = None, *,
     Returns
     -------
     edges : ndarray of float
+
+    Raises
+    ------
+    ValueError
+        For ``resolution="integer"`` over more than ``MAX_UNIT_BINS`` units.
     """
     first, last = _wall_units(np.array([low, high]), unit, tz)
     if not high_closed and _on_unit_starts(np.array([high]), unit, tz):
@@ -740,6 +752,9 @@ def unit_edges(low: float, high: float, unit: str, tz: str | None = None, *,
     n_units = last - first + 1
     per_unit = resolution == "integer" or (
         resolution == "auto" and n_units <= INTEGER_RESOLUTION_MAX)
+    if per_unit and n_units > MAX_UNIT_BINS:
+        raise ValueError(f"resolution='integer' would make {n_units} bins of one {unit} "
+                         f"(at most {MAX_UNIT_BINS}); use a coarser unit or 'n_bins'.")
     width = 1 if per_unit else max(1, math.ceil(n_units / max(int(n_bins), 1)))
     index = np.arange(first, last + 2, width, dtype=np.int64)
     if index[-1] != last + 1:
@@ -865,8 +880,9 @@ def spec_from_declaration(
         ``"numeric"``, ``"integer"`` (numeric with ``integer=True``),
         ``"datetime"`` (bounds as ISO strings or Timestamps, read in ``tz``
         when given; ``unit`` (``"year"``, ``"month"``, ``"day"``, ``"hour"``,
-        ``"minute"`` or ``"second"``) floors decoded
-        values to it; ``tz`` an IANA name, omitted for naive datetimes),
+        ``"minute"`` or ``"second"``) makes bins of whole units (see
+        :func:`~sklearn_dpsynth.domain.unit_edges`) that decode to unit
+        starts; ``tz`` an IANA name, omitted for naive datetimes),
         ``"timedelta"`` (bounds as durations or seconds), ``"category"``
         (or ``"categorical"``) and ``"codes"``.  ``note`` is free text,
         ignored.  ``resolution`` (``"auto"``, ``"integer"`` or ``"bins"``)
@@ -1031,8 +1047,11 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         if spec["unit"] not in DATETIME_UNITS:
             raise ValueError(f"column {name!r}: unit must be one of {DATETIME_UNITS}, got "
                              f"{spec['unit']!r}.")
-        spec["edges"] = unit_edges(low, high, spec["unit"], spec.get("tz"),
-                                   n_bins=spec.pop("n_bins", n_bins), resolution=resolution)
+        try:
+            spec["edges"] = unit_edges(low, high, spec["unit"], spec.get("tz"),
+                                       n_bins=spec.pop("n_bins", n_bins), resolution=resolution)
+        except ValueError as exc:
+            raise ValueError(f"column {name!r}: {exc}") from None
         return
     if resolution == "integer":
         spec["integer"] = True
