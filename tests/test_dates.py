@@ -226,3 +226,19 @@ def test_typed_datetime_unit_same_on_duckdb(tmp_path, seed, tz):
     assert engine.domain_.to_dict() == memory.domain_.to_dict()
     pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
                                   memory.privacy_ledger_.summary())
+
+
+def test_offset_csv_reads_the_same_on_duckdb(tmp_path):
+    pytest.importorskip("duckdb")
+    path = _offset_csv(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        memory = IndependentSynthesizer(random_state=0).fit(read_table(str(path), as_text=True),
+                                                            epsilon=20.0)
+        engine = IndependentSynthesizer(random_state=0).fit(str(path), epsilon=20.0)
+    assert engine.domain_["at"].tz == "UTC"
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    pd.testing.assert_frame_equal(engine.sample(200, random_state=0),
+                                  memory.sample(200, random_state=0))
