@@ -326,15 +326,16 @@ def _grid_of(series: pd.Series) -> _Grid:
 
 @dataclass(frozen=True)
 class _Range:
-    """Learned bounds of a column, the outermost grid cells they end in (or
-    None: a block's edge) and those cells' noisy counts."""
+    """Learned bounds of a column, the grid cells they end in, those cells'
+    noisy counts, and whether anything had signal (else: the whole grid)."""
 
     low: float
     high: float
-    low_cell: int | None = None
-    high_cell: int | None = None
-    low_count: float = 0.0
-    high_count: float = 0.0
+    low_cell: int
+    high_cell: int
+    low_count: float
+    high_count: float
+    signal: bool = True
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -412,12 +413,13 @@ def _ends(noisy: np.ndarray, sigma: float) -> tuple[int, int] | None:
     return (low, high) if low <= high else (high, low)
 
 
-def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Range | None:
-    """Bounds from the noisy histograms of the blocks and of the cells, or None.
+def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Range:
+    """Bounds from the noisy histograms of the blocks and of the cells.
 
     The blocks locate the outermost significant mass (e.g. a decade); the
     cells of each outermost block narrow it to a cell (:func:`_narrowed`)
-    or keep the block's edge.
+    or keep the block's edge.  Without signal: the whole grid,
+    ``signal=False``.
     """
     sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
     blocks = _level(budget, 0).noisy_histogram(
@@ -425,19 +427,17 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     cells = _level(budget, 1).noisy_histogram(counts, target=f"range of {name!r}: cells")
     ends = _ends(blocks, sigmas[0])
     if ends is None:
-        return None
+        last = grid.left.size - 1
+        return _Range(grid.left[0], grid.right[last], 0, last, cells[0], cells[last], False)
     in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
     low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
     high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
-    low_cell = None if low_cell is None else int(in_low[low_cell])
-    high_cell = None if high_cell is None else int(in_high[high_cell])
-    if low_cell is not None and high_cell is not None and low_cell > high_cell:
-        low_cell = high_cell = None  # crossed inside one block: keep its edges
-    return _Range(grid.left[in_low[0] if low_cell is None else low_cell],
-                  grid.right[in_high[-1] if high_cell is None else high_cell],
-                  low_cell, high_cell,
-                  0.0 if low_cell is None else float(cells[low_cell]),
-                  0.0 if high_cell is None else float(cells[high_cell]))
+    low_cell = int(in_low[0] if low_cell is None else in_low[low_cell])
+    high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
+    if low_cell > high_cell:  # crossed inside one block: keep its edges
+        low_cell, high_cell = int(in_low[0]), int(in_high[-1])
+    return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
+                  float(cells[low_cell]), float(cells[high_cell]))
 
 
 def _level(budget: _Budget, level: int) -> _Budget:
@@ -449,13 +449,12 @@ def _sub_grid(grid: _Grid, found: _Range,
               integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
     """The sub-cells of the outermost cells of ``found`` as one grid, and the
     indices of its low cell's and high cell's sub-cells in that grid."""
-    cells = sorted({c for c in (found.low_cell, found.high_cell) if c is not None})
+    cells = sorted({found.low_cell, found.high_cell})
     cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells]))
     left = np.concatenate([[-np.inf], cuts])
     right = np.concatenate([cuts, [np.inf]])
-    def inside(cell):
-        if cell is None:
-            return np.empty(0, dtype=np.int64)
+
+    def inside(cell: int) -> np.ndarray:
         return np.flatnonzero((left >= grid.left[cell]) & (right <= grid.right[cell]))
     return (_Grid(left, right, np.zeros(left.size, dtype=np.int64), cuts),
             inside(found.low_cell), inside(found.high_cell))
@@ -464,8 +463,10 @@ def _sub_grid(grid: _Grid, found: _Range,
 def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                     frame: pd.DataFrame) -> dict:
     """Bounds narrowed to sub-cells: one more noisy histogram per column, of the
-    sub-cells of its outermost cells (one pass over an engine for them all)."""
-    todo = [n for n, r in found.items() if r.low_cell is not None or r.high_cell is not None]
+    sub-cells of the cells its bounds end in (one pass over an engine for them
+    all).  Every column spends it, with signal or not, so that the ledger
+    holds the same entries whatever the noise decided."""
+    todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
     sigma = budget.sigma * _LEVEL_SHARES[2] ** -0.5
@@ -478,13 +479,11 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
         noisy[measured] = _level(budget, 2).noisy_histogram(
             counts[name][measured], target=f"range of {name!r}: sub-cells")
         low, high = out[name].low, out[name].high
-        if low_part.size:
-            first = _narrowed(noisy[low_part], sigma, out[name].low_count, sigma_cell, False)
-            low = low if first is None else sub.left[low_part[first]]
-        if high_part.size:
-            last = _narrowed(noisy[high_part], sigma, out[name].high_count, sigma_cell, True)
-            high = high if last is None else sub.right[high_part[last]]
-        if low < high:  # scans crossing inside one cell keep its edges
+        first = _narrowed(noisy[low_part], sigma, out[name].low_count, sigma_cell, False)
+        low = low if first is None else sub.left[low_part[first]]
+        last = _narrowed(noisy[high_part], sigma, out[name].high_count, sigma_cell, True)
+        high = high if last is None else sub.right[high_part[last]]
+        if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
 
@@ -541,21 +540,19 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
                 no_signal.append(name)
             continue
         grids[name] = _grid_of(series)
-        learned = _coarse_range(name, grids[name], budget, counts[name])
-        if learned is None:
+        found[name] = _coarse_range(name, grids[name], budget, counts[name])
+        if not found[name].signal:
             no_signal.append(name)
-            grid = grids.pop(name)
-            specs[name] = _numeric_spec(name, series, grid.left[0], grid.right[-1], n_bins)
-        else:
-            found[name] = learned
     if no_signal and not lenient:
         raise DomainInferenceError(_refusal(no_signal, budget))
     at_zero = {}
     for name, learned in _refined_ranges(found, grids, budget, table, frame).items():
-        low, high = _integer_range(frame[name], learned.low, learned.high)
+        low, high = learned.low, learned.high
+        if learned.signal:
+            low, high = _integer_range(frame[name], low, high)
+            if _at_zero(grids[name], learned):
+                at_zero[name] = _as_text(frame[name], learned.low, learned.high)
         specs[name] = _numeric_spec(name, frame[name], low, high, n_bins)
-        if _at_zero(grids[name], learned):
-            at_zero[name] = _as_text(frame[name], learned.low, learned.high)
     return specs, no_signal, at_zero
 
 

@@ -208,11 +208,11 @@ def test_bounds_from_a_block_when_no_single_cell_has_signal():
     domain = learn_domain(frame, None, rng=np.random.default_rng(0),
                           budget=ledger.share(rho, 1e-10))
     np.testing.assert_allclose(domain["age"].edges[[0, -1]], [10, 100])
-    # blocks (half of the column's rho) and cells (a quarter); the sub-cells of
-    # the outermost cells (the last quarter) are not measured: no cell was kept
-    assert [e.target for e in ledger.entries] == ["range of 'age': blocks",
-                                                  "range of 'age': cells"]
-    assert [e.rho for e in ledger.entries] == pytest.approx([rho / 2, rho / 4])
+    # blocks (half of the column's rho), cells and the sub-cells of the cells
+    # the bounds end in (a quarter each)
+    assert [e.target for e in ledger.entries] == [f"range of 'age': {level}" for level in
+                                                  ("blocks", "cells", "sub-cells")]
+    assert [e.rho for e in ledger.entries] == pytest.approx([rho / 2, rho / 4, rho / 4])
 
 
 # ------------------------------------------------------- types users have
