@@ -78,10 +78,16 @@ _BOUND_THRESHOLD = 4.0
 
 #: A bound moves inward past part of a unit only when the noisy mass beyond
 #: stays below this many of its noise standard deviations ...
-_BEYOND_THRESHOLD = 2.0
+_BEYOND_THRESHOLD = 3.0
 #: ... and only in a unit whose parts with signal hold all but this share of
 #: its noisy count.
-_SPREAD_SHARE = 0.25
+_SPREAD_SHARE = 0.1
+#: ... moving past at most this many parts without signal of their own.
+_OUTWARD_STEPS = 1
+
+#: A bound that stays at a block's edge takes in the next block outward when
+#: that block's noisy count exceeds this many noise standard deviations.
+_TAIL_THRESHOLD = 1.0
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -365,8 +371,9 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
     each) and ``total`` the unit's own noisy count (noise ``sigma_total``).
     Scanning inward, the first part that is significant on its own (above
     ``_BOUND_THRESHOLD * sigma``) shows where the mass is; the bound stops
-    at the outer edge of the innermost part, up to that one, beyond which
-    the mass is *not* significant (:func:`_mass_beyond` below
+    at the outer edge of the innermost part, up to that one and at most
+    ``_OUTWARD_STEPS`` parts further out, beyond which the mass is *not*
+    significant (:func:`_mass_beyond` below
     ``_BEYOND_THRESHOLD`` of its standard deviation).  Only a concentrated
     unit is narrowed: its significant parts must hold at least
     ``1 - _SPREAD_SHARE`` of ``total``.  A mass in a few parts (years in one
@@ -377,11 +384,12 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
     single = np.flatnonzero(order > _BOUND_THRESHOLD * sigma)
     if not single.size or order[single].sum() < (1 - _SPREAD_SHARE) * total:
         return None
-    for j in range(int(single[0]), -1, -1):
+    first = int(single[0])
+    for j in range(first, max(first - _OUTWARD_STEPS, 0) - 1, -1):
         beyond, spread = _mass_beyond(order, j, sigma, total, sigma_total)
         if beyond <= _BEYOND_THRESHOLD * spread:
             return order.size - 1 - j if from_top else j
-    return None  # not reached: nothing lies beyond the outermost part
+    return None
 
 
 def _mass_beyond(order: np.ndarray, j: int, sigma: float, total: float,
@@ -432,12 +440,27 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
     low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
     high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
+    if low_cell is None:  # a spread mass reaching the block's edge may go on
+        in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
+    if high_cell is None:
+        in_high = _with_tail(grid, blocks, ends[1], +1, sigmas[0])
     low_cell = int(in_low[0] if low_cell is None else in_low[low_cell])
     high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]))
+
+
+def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
+               sigma: float) -> np.ndarray:
+    """Cells of ``block``, and of its neighbour outward when that one's noisy
+    count exceeds ``_TAIL_THRESHOLD * sigma`` (the tail of a spread mass, e.g.
+    the lowest percent of a lognormal, below the significance of a bound)."""
+    neighbour = block + step
+    if not 0 <= neighbour < blocks.size or blocks[neighbour] <= _TAIL_THRESHOLD * sigma:
+        return grid.cells_of_block(block)
+    return np.union1d(grid.cells_of_block(block), grid.cells_of_block(neighbour))
 
 
 def _level(budget: _Budget, level: int) -> _Budget:

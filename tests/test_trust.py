@@ -266,10 +266,11 @@ def test_undeclared_datetimes_are_learned_on_a_year_grid_and_sampled_in_their_dt
         # the year 2021, narrowed to about a month on each side (200 days from March)
         values = frame[column].dropna().dt.tz_localize(None) if column == "naive" else \
             frame[column].dropna().dt.tz_convert("UTC").dt.tz_localize(None)
+        low, high = low.tz_localize(None), high.tz_localize(None)
         assert low.year == 2021 and high.year in (2021, 2022), column
-        assert low.tz_localize(None) <= values.min() + pd.Timedelta(days=1), column
-        assert high.tz_localize(None) >= values.max() - pd.Timedelta(days=1), column
-        assert values.min() - low.tz_localize(None) <= pd.Timedelta(days=62), column
+        assert values.between(low, high).mean() >= 0.98, column
+        assert values.min() - low <= pd.Timedelta(days=62), column
+        assert high - values.max() <= pd.Timedelta(days=62), column
     out = synth.sample(500)
     for column in frame.columns.drop("kind"):
         assert out[column].dtype == frame[column].dtype, column
@@ -359,7 +360,8 @@ def test_zero_inflated_column_learned_as_one_cell_is_named_in_the_warning():
     with pytest.warns(DomainInferenceWarning, match=r"signal at 0 only.*\['amount'\]"):
         domain = learn_domain(frame, None, rng=np.random.default_rng(1),
                               budget=ledger.share(0.1 * ledger.rho_budget, 1e-10))
-    np.testing.assert_allclose(domain["amount"].edges[[0, -1]], [0, 0.001 / 50])
+    low, high = domain["amount"].edges[[0, -1]]
+    assert low == 0 and 0 < high <= 0.001
     assert domain["age"].edges[-1] - domain["age"].edges[0] >= 90
 
 
