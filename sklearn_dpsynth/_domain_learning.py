@@ -8,38 +8,66 @@ Three ways to get a column's domain, in order of preference:
    each categorical column an equal share of ``delta``), each access
    recorded in the ledger:
 
-   * numeric bounds: one Gaussian-noised histogram (L2 sensitivity 1 under
-     add/remove-one-row) over the cells of a fixed, data-independent grid:
-     0 and ``±m·10^k`` for numbers, calendar years for datetimes.  Its
-     noisy counts are then read, at no further cost, at two resolutions:
-     single cells, and blocks of cells (a decade of numbers, a decade of
-     years).  A cell carries *signal* when its noisy count exceeds four
-     noise standard deviations; a block carries signal as a whole when the
-     summed noisy count of its cells *without* signal exceeds four of that
-     sum's standard deviations (``sigma·sqrt(m)`` for ``m`` cells), i.e.
-     when it holds mass that no single cell shows (on small tables, mass
-     spread over a decade).  A false positive among the few hundred cells
-     and blocks has probability about 1e-2.  The bounds are the outer
-     edges of the outermost cells or blocks with signal;
-     values outside are clipped into that range.  When nothing carries
-     signal the bounds are **not** chosen from noise: they fall back to the
-     whole grid (nothing can be ruled out) and a
-     :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
-     column.  The same warning names a column whose signal lies in a single
-     cell (e.g. ``[0, 0.001]`` for a zero-inflated amount whose non-zero
-     values are all below the noise): everything outside that cell is
-     clipped into it;
+   * numeric bounds: three Gaussian-noised histograms (each of L2
+     sensitivity 1 under add/remove-one-row: a row falls in one cell of
+     each) on a fixed, data-independent, nested grid -- 0 and ``±m·10^k``
+     for numbers, calendar years for datetimes -- spending half, a quarter
+     and a quarter of the column's ``rho``:
+
+     1. the **blocks** (a decade of numbers, a decade of years; the cells
+        touching 0 alone) locate the mass: scanning from each end, the
+        first block whose noisy count, or the noisy count of all blocks
+        scanned so far, exceeds four of its noise standard deviations
+        (``sigma`` or ``sigma·sqrt(k)``) is where the bound falls.  Nothing
+        significant from either end means *no signal*;
+     2. the **cells** of each outermost block may narrow the bound to a
+        cell (:func:`_narrowed`): only when the cells with signal of their
+        own (four standard deviations) hold at least 90% of the block's
+        noisy count, to the outermost such cell (or the next one out),
+        when the noisy mass beyond it is below three of its standard
+        deviations.  Otherwise the bound stays at the block's edge, and a
+        spread mass reaching that edge takes in the next block outward when
+        its noisy count exceeds one standard deviation (the thin tail of a
+        lognormal);
+     3. the **sub-cells** of the two cells the bounds end in (50 equal parts
+        of a number cell, or one per integer for an integer column when a
+        cell is narrower; 12 of a year) narrow them the same way.  Every
+        ranged column spends this third histogram, with signal or not, so
+        that the ledger's entries never depend on the noise.
+
+     An integer column's bounds are then the first and last integers of the
+     learned cells (cells are ``[left, right)``); values outside the bounds
+     are clipped into them.  Bins within the bounds follow
+     :func:`~sklearn_dpsynth.domain.numeric_edges` (``scale="auto"``:
+     log-spaced, with a point at 0, when the bounds span three orders of
+     magnitude).  The false-positive rate of a bound is about ``1e-3`` per
+     scan;
    * categorical supports: a thresholded Gaussian histogram over the
      observed values (Gaussian partition selection): a value is kept when
      its noisy count exceeds ``1 + sigma * z`` where ``z`` is the
      ``1 - delta_col`` normal quantile, so a value present in only one of
      two neighbouring tables is released with probability at most
      ``delta_col``.  At most ``max_categories`` values are kept (largest
-     noisy counts); every other value maps to an ``"<other>"`` code.  When
-     no value is kept the column is named in the same warning.
+     noisy counts); every other value maps to an ``"<other>"`` code.
 
-   The warning and everything else computed from the noisy counts is
-   post-processing: it costs nothing.
+   **No signal, no fit.**  When a column has no significant block, or no
+   category is kept, a
+   :class:`~sklearn_dpsynth.exceptions.DomainInferenceError` names the
+   columns, the budget spent so far and the fix, *before* the synthesizer
+   measures anything else (and before the sub-cell histograms).  The
+   decision reads the noisy counts only, and the message holds only
+   column names and data-independent costs: neighbouring tables whose
+   noise leads to the same decision get the same error.  The opt-in
+   ``preprocessing="private-lenient"`` fits anyway: such bounds fall back to
+   the whole grid (nothing can be ruled out), no category is kept, and one
+   :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
+   columns.  The same warning names a column whose bounds lie in a cell
+   touching 0 (e.g. ``[0, 0.001]`` for a zero-inflated amount whose
+   non-zero values are all below the noise): everything else is clipped
+   into it.
+
+   Every decision, warning and error is computed from the noisy counts:
+   post-processing, at no further cost.
 3. **Read from the data** (``preprocessing="non-private"``): bounds and
    category lists are read exactly; a
    :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` names them.
@@ -707,8 +735,11 @@ def learn_domain(
         :func:`~sklearn_dpsynth.domain.spec_from_declaration`.
     n_bins : int, default=32
         Uniform bins for numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
-        How undeclared columns are learned.
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
+        How undeclared columns are learned: privately, refusing columns
+        without signal (:class:`~sklearn_dpsynth.exceptions.DomainInferenceError`)
+        or, with ``"private-lenient"``, falling back to the whole public grid
+        for them with a warning; or read from the data.
     budget : LedgerShare, optional
         The share of the privacy budget (``ledger.share(rho, delta)``) that
         learning undeclared columns may spend: its ``rho`` is split evenly
@@ -724,12 +755,19 @@ def learn_domain(
     Domain
         In the column order of ``frame``.
 
+    Raises
+    ------
+    DomainInferenceError
+        With ``preprocessing="private"``, naming the privately learned
+        columns whose noisy histograms carried no signal, before anything
+        else is measured.
+
     Warns
     -----
     DomainInferenceWarning
-        Once, naming the privately learned columns whose noisy histogram
-        carried no signal (see the module docstring for their fallback) or
-        signal in a single grid cell only.
+        Once, naming the columns learned in a grid cell touching 0 and, with
+        ``preprocessing="private-lenient"``, those without signal (see the
+        module docstring for their fallback).
     """
     table, frame = frame, _schema(frame)
     declared = dict(declared or {})

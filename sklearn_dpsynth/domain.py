@@ -551,13 +551,16 @@ def numeric_edges(
         The choice depends on public bounds only.
     scale : {"auto", "linear", "log"}, default="auto"
         Spacing of the bins: ``"linear"``, uniform; ``"log"``, geometric
-        up to ``high``, from ``low`` when ``low > 0``, else from 1 (from
+        (``n_bins`` per three orders of magnitude, at least ``n_bins`` in
+        all, so that wide public bounds keep the resolution where the data
+        lie) up to ``high``, from ``low`` when ``low > 0``, else from 1 (from
         ``high / 1000`` if ``high < 1000``) after a bin ``[0, 1)`` and,
         when ``low < 0``, one bin ``[low, 0)`` for all negative values;
         ``"auto"``, ``"log"`` when the range reaches at least
-        ``LOG_SCALE_SPAN`` (3) orders of magnitude above the size of its
-        lower bound, i.e. ``high >= 1000 * max(abs(low), 1)``, else
-        ``"linear"`` (see :func:`numeric_scale`).  The bins of an integer
+        ``LOG_SCALE_SPAN`` (3) orders of magnitude above its lower bound,
+        ``high >= 1000 * max(low, 1)``, with a negative part of at most 1%
+        of ``high`` (``-low <= high / 100``), else ``"linear"`` (see
+        :func:`numeric_scale`).  The bins of an integer
         column are cut at half-integers (duplicates merged, so it may get
         fewer than ``n_bins``): every bin holds whole integers, and a first
         bin ``[-1/2, 1/2)`` gives 0 a code of its own.
@@ -575,7 +578,7 @@ def numeric_edges(
     if not _per_integer(low, high, integer, resolution):
         if numeric_scale(low, high, scale) == "linear":
             return _uniform_edges(low, high, n_bins)
-        edges = _log_edges(low, high, n_bins)
+        edges = _log_edges(low, high, _log_bins(low, high, n_bins))
         return _half_integer_edges(low, high, edges) if integer else edges
     first, last = math.ceil(low), math.floor(high)
     if last < first:
@@ -591,11 +594,12 @@ def numeric_scale(low: float, high: float, scale: str = "auto") -> str:
     low, high : float
         Public bounds.
     scale : {"auto", "linear", "log"}, default="auto"
-        ``"auto"`` is ``"log"`` when
-        ``high >= 10**LOG_SCALE_SPAN * max(abs(low), 1)``: the range reaches
-        at least three orders of magnitude above the size of its lower
-        bound (and above 1) -- money amounts, counts, durations, possibly
-        with a few negative corrections -- else ``"linear"``.
+        ``"auto"`` is ``"log"`` when ``high >= 10**LOG_SCALE_SPAN *
+        max(low, 1)`` and ``-low <= high / 100``: the range reaches at least
+        three orders of magnitude above its lower bound (and above 1), and
+        any negative part is small beside it (money amounts, counts,
+        durations, possibly with a few negative corrections), else
+        ``"linear"``.
 
     Returns
     -------
@@ -609,11 +613,19 @@ def numeric_scale(low: float, high: float, scale: str = "auto") -> str:
     if scale not in _SCALES:
         raise ValueError(f"scale must be one of {_SCALES}, got {scale!r}.")
     if scale == "auto":
-        wide = high >= 10.0 ** LOG_SCALE_SPAN * max(abs(low), 1.0)
+        wide = high >= 10.0 ** LOG_SCALE_SPAN * max(low, 1.0) and -low <= high / 100
         return "log" if wide else "linear"
     if scale == "log" and high <= 0:
         raise ValueError(f"scale='log' needs a positive upper bound, got ({low}, {high}).")
     return scale
+
+
+def _log_bins(low: float, high: float, n_bins: int) -> int:
+    """``n_bins`` per ``LOG_SCALE_SPAN`` orders of magnitude of a log-spaced range
+    (at least ``n_bins``): wide public bounds keep the resolution where the data lie."""
+    start = low if low > 0 else min(1.0, high / 10.0 ** LOG_SCALE_SPAN)
+    decades = math.log10(high / start)
+    return max(int(n_bins), math.ceil(int(n_bins) * decades / LOG_SCALE_SPAN))
 
 
 def _log_edges(low: float, high: float, n_bins: int) -> np.ndarray:

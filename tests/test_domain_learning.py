@@ -1,6 +1,5 @@
 """Private domain learning: refusal without signal, learned ranges, heavy-tailed bins."""
 
-import itertools
 import warnings
 
 import numpy as np
@@ -107,7 +106,9 @@ def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
     errors = [_outcome(lambda X=X: _learn(X))[1] for X in tables]
     assert errors[0] is not None and errors[0] == errors[1]
     monkeypatch.setattr(_domain_learning._Budget, "noisy_histogram", released(1e6))
-    domains = [_outcome(lambda X=X: _learn(X)[0])[0] for X in tables]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)  # a cell at 0, as chosen
+        domains = [_outcome(lambda X=X: _learn(X)[0])[0] for X in tables]
     assert domains[0].to_dict() == domains[1].to_dict()
 
 
@@ -124,7 +125,8 @@ def test_lognormal_bounds_hold_the_1st_to_99th_percentiles():
         held += low <= np.quantile(values, 0.01) and high >= np.quantile(values, 0.99)
         assert np.mean((values >= low) & (values <= high)) >= 0.95, seed
         assert low >= 10 and high <= 1e6, seed
-        assert np.allclose(np.diff(np.log(domain["x"].edges)), np.log(high / low) / 32)
+        steps = np.diff(np.log(domain["x"].edges))
+        assert np.allclose(steps, steps[0]) and steps.size >= 32
     assert held >= 27
 
 
@@ -178,14 +180,16 @@ def test_lenient_opt_in_keeps_the_fallback_and_the_warning():
 # ----------------------------------------------------------- heavy tails
 def test_log_edges_on_a_declared_range_spanning_decades():
     edges = numeric_edges(0, 1e6, 32)
-    assert edges[0] == 0 and edges[1] == 1 and edges[-1] == 1e6 and edges.size == 33
+    # 32 bins per three orders of magnitude: [0, 1) and 63 geometric bins up to 1e6
+    assert edges[0] == 0 and edges[1] == 1 and edges[-1] == 1e6 and edges.size == 65
     ratios = edges[2:] / edges[1:-1]
     np.testing.assert_allclose(ratios, ratios[0])
     spec = spec_from_declaration("amount", (0, 1e6), 32)
     assert list(spec.points) == [0.0]  # the spike at 0 has its own code
     assert spec.encode(np.array([0.0, 0.5]))[0] == spec.n_bins
     linear = spec_from_declaration("amount", {"bounds": (0, 1e6), "scale": "linear"}, 32)
-    np.testing.assert_allclose(np.diff(linear.edges), 1e6 / 32) and not len(linear.points)
+    np.testing.assert_allclose(np.diff(linear.edges), 1e6 / 32)
+    assert not len(linear.points)
     # a few negative corrections share one bin
     negative = numeric_edges(-5894.56, 16334326.0, 32)
     assert negative[:3].tolist() == [-5894.56, 0.0, 1.0]
@@ -193,7 +197,8 @@ def test_log_edges_on_a_declared_range_spanning_decades():
 
 @pytest.mark.parametrize("low, high, scale", [
     (0, 999, "linear"), (0, 1000, "log"), (2, 1999, "linear"), (2, 2000, "log"),
-    (-10, 9999, "linear"), (-10, 10000, "log"), (-1e6, 1e6, "linear"), (0.5, 1, "linear"),
+    (-20, 1999, "linear"), (-19, 1999, "log"), (-6934.5, 4225276, "log"),
+    (-1e6, 1e6, "linear"), (0.5, 1, "linear"),
 ])
 def test_auto_scale_rule(low, high, scale):
     assert numeric_scale(low, high) == scale
@@ -266,9 +271,8 @@ def test_scale_is_a_dict_key_for_every_synthesizer_and_round_trips():
     declared = {"amount": {"bounds": (0, 1e6), "scale": "log", "n_bins": 8}}
     synth = IndependentSynthesizer(domain=declared, random_state=0).fit(frame, epsilon=1.0)
     spec = synth.domain_["amount"]
-    assert spec.n_bins == 8 and list(spec.points) == [0.0]
+    assert spec.n_bins == 16 and list(spec.points) == [0.0]  # 8 per three decades
+    assert synth.privacy_ledger_.summary()["target"].str.startswith("1-way").all()  # free
     again = spec_from_declaration("amount", spec.to_dict(), 32)
     np.testing.assert_array_equal(again.edges, spec.edges)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert all(itertools.starmap(lambda a, b: a == b, zip(again.points, spec.points)))
+    np.testing.assert_array_equal(again.points, spec.points)
