@@ -5,8 +5,9 @@ Standalone script; from the repository root::
     nice -n 10 python -m benchmarks.domain_learning learned --seeds 2
     nice -n 10 python -m benchmarks.domain_learning heavy-tails --seeds 2
 
-Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` at
-``epsilon=1`` (``delta=1e-9``, the default 10% ``preprocessing_budget``):
+Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` (``--method aim``:
+:class:`~sklearn_dpsynth.AIMSynthesizer` for the first) at ``epsilon=1``
+(``delta=1e-9``, the default 10% ``preprocessing_budget``):
 
 * ``learned``: adult_raw (30,162 rows) and texas (50,000 rows), whole and
   as seeded 1,000-, 5,000- and 10,000-row subsamples
@@ -40,6 +41,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.decoding import load, mean_two_way_tvd
+from sklearn_dpsynth import domain as domain_module
+from sklearn_dpsynth.marginal import AIMSynthesizer
 from sklearn_dpsynth.marginal.mst import MSTSynthesizer
 
 try:  # absent from checkouts older than the refusal
@@ -86,9 +89,12 @@ def learned_summary(frame: pd.DataFrame, domain) -> dict:
     return {"inside": inside, "covered": covered, "kept": kept, "bounds": bounds}
 
 
-def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float):
-    """MST with nothing declared: ``(synthesizer, None)`` or ``(None, refusal text)``."""
-    synth = MSTSynthesizer(random_state=seed)
+METHODS = {"mst": MSTSynthesizer, "aim": AIMSynthesizer}
+
+
+def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float, method: str = "mst"):
+    """``method`` with nothing declared: ``(synthesizer, None)`` or ``(None, refusal)``."""
+    synth = METHODS[method](random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -98,14 +104,15 @@ def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float):
     return synth, None
 
 
-def study_learned(seeds: int, epsilon: float, sizes, details: bool) -> None:
+def study_learned(seeds: int, epsilon: float, sizes, details: bool,
+                  method: str = "mst") -> None:
     print("| table | rows inside numeric bounds, mean (worst) | category rows kept | "
           "categories kept | 2-way TVD |\n|---|---|---|---|---|")
     for label, frame in tables(sizes).items():
         numeric = numeric_names(frame)
         rows, tvds, refusals = [], [], []
         for seed in range(seeds):
-            synth, refusal = fit_learned(frame, seed, epsilon)
+            synth, refusal = fit_learned(frame, seed, epsilon, method)
             if synth is None:
                 refusals.append(refusal.split(":")[0][:150])
                 continue
@@ -134,8 +141,11 @@ def _row(label: str, rows: list, tvds: list, refusals: list, seeds: int) -> str:
 
 
 def heavy_tail_variants(declared: dict, numeric: list) -> dict:
-    """Declarations of texas: the numeric columns linear, auto, or left to learning."""
+    """Declarations of texas: the numeric columns linear, auto, or left to learning
+    (on a checkout without ``scale``: as declared, or left to learning)."""
     categorical = {c: e for c, e in declared.items() if c not in numeric}
+    if not hasattr(domain_module, "numeric_scale"):  # before/after runs only
+        return {"declared (uniform bins)": declared, "learned": categorical}
     return {
         "declared, scale linear": {**categorical,
                                    **{c: {**declared[c], "scale": "linear"} for c in numeric}},
@@ -182,10 +192,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="subsample sizes (0 = the whole table); default 1000 5000 "
                              "10000 and the whole table")
     parser.add_argument("--details", action="store_true")
+    parser.add_argument("--method", choices=sorted(METHODS), default="mst",
+                        help="the synthesizer of the learned study")
     args = parser.parse_args(argv)
     sizes = SIZES if args.sizes is None else tuple(s or None for s in args.sizes)
     if args.study == "learned":
-        study_learned(args.seeds, args.epsilon, sizes, args.details)
+        study_learned(args.seeds, args.epsilon, sizes, args.details, args.method)
     else:
         study_heavy_tails(args.seeds, args.epsilon)
 

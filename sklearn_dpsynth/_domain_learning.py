@@ -38,9 +38,10 @@ Three ways to get a column's domain, in order of preference:
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
      are clipped into them.  Bins within the bounds follow
-     :func:`~sklearn_dpsynth.domain.numeric_edges` (``scale="auto"``:
-     log-spaced, with a point at 0, when the bounds span three orders of
-     magnitude).  The false-positive rate of a bound is about ``1e-3`` per
+     :func:`~sklearn_dpsynth.domain.numeric_edges`: log-spaced, with a point
+     at 0 for a float column, when the learned bounds span two orders of
+     magnitude (:func:`_learned_scale`: they then hold decades of mass),
+     else as ``scale="auto"`` says.  The false-positive rate of a bound is about ``1e-3`` per
      scan;
    * categorical supports: a thresholded Gaussian histogram over the
      observed values (Gaussian partition selection): a value is kept when
@@ -128,6 +129,9 @@ _SUBCELLS = {"numeric": 50, "datetime": 12}
 
 #: The ``preprocessing`` values that learn undeclared columns privately.
 PRIVATE_MODES = ("private", "private-lenient")
+
+#: Learned bounds get log-spaced bins from this many orders of magnitude on.
+_LEARNED_LOG_SPAN = 2
 
 #: Rows factorized at once when a DataFrame's category counts are computed.
 _CATEGORY_BLOCK_ROWS = 1 << 18
@@ -295,10 +299,19 @@ def _public_spec(series: pd.Series) -> ColumnSpec | None:
 
 
 def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
-                  n_bins: int) -> ColumnSpec:
+                  n_bins: int, scale: str = "auto") -> ColumnSpec:
     entry = {"bounds": (low, high), "integer": is_integer(series),
-             "missing": can_hold_missing(series), "clip": True}
+             "missing": can_hold_missing(series), "clip": True, "scale": scale}
     return spec_from_declaration(name, entry, n_bins)
+
+
+def _learned_scale(low: float, high: float) -> str:
+    """``"log"`` for learned bounds ``_LEARNED_LOG_SPAN`` orders of magnitude apart
+    (``high >= 100 * max(low, 1)``, a negative part within 1% of ``high``): they
+    span blocks of the decade grid, so the noisy counts put mass across decades
+    (a length of stay learned as ``[1, 999]``); else ``"auto"``."""
+    wide = high >= 10.0 ** _LEARNED_LOG_SPAN * max(low, 1.0) and -low <= high / 100
+    return "log" if wide else "auto"
 
 
 # ------------------------------------------------------- private learning
@@ -599,11 +612,14 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
     at_zero = {}
     for name, learned in _refined_ranges(found, grids, budget, table, frame).items():
         low, high = learned.low, learned.high
+        scale = "auto"
         if learned.signal:
             low, high = _integer_range(frame[name], low, high)
+            scale = _learned_scale(low, high) if column_kind(frame[name]) == "numeric" \
+                else "auto"
             if _at_zero(grids[name], learned):
                 at_zero[name] = _as_text(frame[name], learned.low, learned.high)
-        specs[name] = _numeric_spec(name, frame[name], low, high, n_bins)
+        specs[name] = _numeric_spec(name, frame[name], low, high, n_bins, scale)
     return specs, no_signal, at_zero
 
 

@@ -128,7 +128,7 @@ def test_domain_violations_name_the_column_and_count_never_the_values(bad, colum
 
 
 def test_random_state_none_draws_fresh_noise():
-    frame, _ = _neighbours(n=500)
+    frame, _ = _neighbours(n=3000)  # enough rows that no fresh noise refuses the fit
     fits = [_quiet_fit(IndependentSynthesizer(), frame, epsilon=1.0) for _ in range(2)]
     samples = [fit.sample(200)["age"].to_numpy() for fit in fits]
     assert not np.array_equal(samples[0], samples[1])
