@@ -657,10 +657,11 @@ def _refusal(no_signal: list, budget: _Budget) -> str:
         f"noise), so the fit stops before measuring anything else: epsilon={spent:.4g} of "
         f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only (each "
         f"column rho={budget.rho_per_column:.3g}, noise standard deviation "
-        f"{budget.sigma:.3g} per count). Declare these columns with domain= ('dpsynth "
-        "describe' or describe_domain drafts a declaration to edit down to public "
-        "knowledge), or give more budget (epsilon, preprocessing_budget) or rows; "
-        "preprocessing='private-lenient' fits anyway, with these columns carrying no "
+        f"{budget.sigma:.3g} per count). Declare these columns with domain= (dpsynth "
+        "fit --domain; 'dpsynth describe' or describe_domain drafts a declaration to "
+        "edit down to public knowledge), or give more budget (epsilon, "
+        "preprocessing_budget) or rows; preprocessing='private-lenient' (--param "
+        "preprocessing=private-lenient) fits anyway, with these columns carrying no "
         "information.")
 
 
