@@ -300,6 +300,8 @@ def _public_spec(series: pd.Series) -> ColumnSpec | None:
 
 def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
                   n_bins: int, scale: str = "auto") -> ColumnSpec:
+    if column_kind(series) == "datetime":  # seconds since 1970: no orders of magnitude
+        scale = "linear"
     entry = {"bounds": (low, high), "integer": is_integer(series),
              "missing": can_hold_missing(series), "clip": True, "scale": scale}
     return spec_from_declaration(name, entry, n_bins)
@@ -615,8 +617,7 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         scale = "auto"
         if learned.signal:
             low, high = _integer_range(frame[name], low, high)
-            scale = _learned_scale(low, high) if column_kind(frame[name]) == "numeric" \
-                else "auto"
+            scale = _learned_scale(low, high)
             if _at_zero(grids[name], learned):
                 at_zero[name] = _as_text(frame[name], learned.low, learned.high)
         specs[name] = _numeric_spec(name, frame[name], low, high, n_bins, scale)

@@ -728,13 +728,14 @@ def spec_from_declaration(
         return ColumnSpec(name, "codes", n_codes=int(declared))
     if isinstance(declared, tuple) and len(declared) == 2 and all(
             _is_bound(v) for v in declared):
+        scale = _default_scale(declared)
         low, high = (_bound_as_float(name, v) for v in declared)
         try:
-            edges = numeric_edges(low, high, n_bins, integer=integer)
+            edges = numeric_edges(low, high, n_bins, integer=integer, scale=scale)
         except ValueError as exc:
             raise ValueError(f"column {name!r}: {exc}") from None
         return ColumnSpec(name, "numeric", edges=edges, integer=integer,
-                          points=zero_point(low, high, integer, "auto") or None)
+                          points=zero_point(low, high, integer, scale) or None)
     if isinstance(declared, (list, np.ndarray, pd.Index)):
         return ColumnSpec(name, "categorical", categories=list(declared))
     if isinstance(declared, Mapping):
@@ -774,10 +775,11 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         raise ValueError(f"column {name!r}: a numeric entry needs 'bounds' or 'edges'.")
     if resolution is None:
         resolution = "bins" if "n_bins" in spec else "auto"
-    low, high = (_bound_as_float(name, v) for v in spec.pop("bounds"))
+    bounds = spec.pop("bounds")
+    scale = _default_scale(bounds) if scale is None else scale
+    low, high = (_bound_as_float(name, v) for v in bounds)
     if resolution == "integer":
         spec["integer"] = True
-    scale = "auto" if scale is None else scale
     try:
         spec["edges"] = numeric_edges(low, high, spec.pop("n_bins", n_bins),
                                       integer=spec["integer"], resolution=resolution,
@@ -793,6 +795,17 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         except (TypeError, ValueError):
             raise ValueError(f"column {name!r}: points must be numbers.") from None
         spec["points"] = points[points != np.rint(points)]
+
+
+def _default_scale(bounds: Any) -> str:
+    """``"auto"``, or ``"linear"`` for date-time bounds (seconds since 1970 span no
+    orders of magnitude that mean anything)."""
+    try:
+        dated = any(isinstance(v, (pd.Timestamp, np.datetime64, str)) or hasattr(v, "isoformat")
+                    for v in bounds)
+    except TypeError:
+        return "auto"  # not a pair: the bounds' own error follows
+    return "linear" if dated else "auto"
 
 
 def _with_zero_point(points: Any, zero: list[float]) -> Any:

@@ -276,3 +276,16 @@ def test_scale_is_a_dict_key_for_every_synthesizer_and_round_trips():
     again = spec_from_declaration("amount", spec.to_dict(), 32)
     np.testing.assert_array_equal(again.edges, spec.edges)
     np.testing.assert_array_equal(again.points, spec.points)
+
+
+def test_datetime_bounds_keep_uniform_bins():
+    """Seconds since 1970 span 'orders of magnitude' from 1970 on: dates stay linear."""
+    spec = spec_from_declaration("when", (pd.Timestamp("1970-01-01"), pd.Timestamp("2030-01-01")),
+                                 8)
+    np.testing.assert_allclose(np.diff(spec.edges), np.diff(spec.edges)[0])
+    assert not len(spec.points)
+    frame = pd.DataFrame({"when": pd.Timestamp("1970-01-01") + pd.to_timedelta(
+        np.random.default_rng(0).integers(0, 20_000, 20_000), "D")})
+    domain, _ = _learn(frame)
+    steps = np.diff(domain["when"].edges)
+    np.testing.assert_allclose(steps, steps[0])
