@@ -2,8 +2,9 @@
 
 Standalone script; from the repository root::
 
-    nice -n 10 python -m benchmarks.domain_learning learned --seeds 2
-    nice -n 10 python -m benchmarks.domain_learning heavy-tails --seeds 2
+    nice -n 10 python -m benchmarks.domain_learning learned --seeds 3
+    nice -n 10 python -m benchmarks.domain_learning learned --seeds 2 --method aim
+    nice -n 10 python -m benchmarks.domain_learning heavy-tails --seeds 3
 
 Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` (``--method aim``:
 :class:`~sklearn_dpsynth.AIMSynthesizer` for the first) at ``epsilon=1``

@@ -215,7 +215,7 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
 
     Every Spark job over the private table is counted: one grouping-sets job
     per kind of privately learned column (the range histograms, the category
-    counts), one encodability check (the boolean column has
+    counts) and one for the sub-cells of the ranges' ends, one encodability check (the boolean column has
     no '<other>' code), one job persisting the codes (and one per remapped
     copy, e.g. MST's compressed domain), then exactly one groupBy per
     contingency table, or batch of tables, that the same fit counts in memory
