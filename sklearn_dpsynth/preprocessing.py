@@ -49,15 +49,21 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
     domain : dict, optional
         Public entries ``{column: entry}``: an int ``k`` (codes
         ``0..k-1``), a list of categories, a ``(low, high)`` tuple (numeric,
-        ``n_bins`` uniform bins) or a dict (see
+        ``n_bins`` bins, see :func:`~sklearn_dpsynth.domain.numeric_edges`) or a dict (see
         ``sklearn_dpsynth.domain.spec_from_declaration``).  Columns
         not declared are learned as ``preprocessing`` says.
     n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+        Bins of numeric columns (uniform, or log-spaced for a range spanning
+        three orders of magnitude: :func:`~sklearn_dpsynth.domain.numeric_edges`).
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         ``"private"`` learns undeclared columns under DP and needs
-        ``epsilon``/``delta`` in :meth:`fit`; ``"non-private"`` reads them
-        from the data and emits a
+        ``epsilon``/``delta`` in :meth:`fit`; a column whose noisy
+        histograms show no signal stops the fit with a
+        :class:`~sklearn_dpsynth.exceptions.DomainInferenceError`.
+        ``"private-lenient"`` fits anyway, such columns falling back to the
+        whole public grid (no category kept) with a
+        :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning`.
+        ``"non-private"`` reads them from the data and emits a
         :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
     max_categories : int, default=99
         Categories kept per learned column; the rest map to "other".

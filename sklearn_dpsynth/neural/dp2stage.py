@@ -66,7 +66,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
     n_bins : int, default=100
         Uniform bins of numeric columns (a bin is written as its midpoint).
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Budget share spent learning undeclared columns.
