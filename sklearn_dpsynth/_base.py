@@ -145,7 +145,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         dtypes = dict(frame.dtypes.items()) if is_frame else {
             name: np.dtype(object) for name in frame.untyped_columns()}
         kinds_budget = None
-        if columns_to_measure(dtypes, declared) and self.preprocessing == "private":
+        if columns_to_measure(dtypes, declared) and self.preprocessing != "non-private":
             kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
             rho -= kinds_budget.rho
         if is_frame:

@@ -158,7 +158,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         noise_rng = check_rng(self.random_state)
         spend = budget
         kinds_budget = None
-        if budget is not None and self.preprocessing == "private" and budget.rho > 0 and \
+        if budget is not None and self.preprocessing != "non-private" and budget.rho > 0 and \
                 columns_to_measure(dict(frame.dtypes.items()), dict(self.domain or {})):
             kinds_budget = budget.share(KIND_SHARE * budget.rho, label="column kinds")
             spend = budget.share(budget.rho - kinds_budget.rho, budget.delta)
