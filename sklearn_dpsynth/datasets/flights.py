@@ -60,7 +60,7 @@ def load_flights() -> Bunch:
     Returns
     -------
     data : sklearn.utils.Bunch
-        ``frame`` (DataFrame: ``time_hour`` as ``datetime64[ns, UTC]``,
+        ``frame`` (DataFrame: ``time_hour`` as UTC datetimes,
         codes as strings, delays and air time as floats with NaN for
         missing values), ``path`` (:func:`bundled_flights_path`) and
         ``DESCR``.
@@ -70,8 +70,8 @@ def load_flights() -> Bunch:
     >>> data = load_flights()
     >>> data.frame.shape
     (5000, 10)
-    >>> str(data.frame["time_hour"].dtype)
-    'datetime64[ns, UTC]'
+    >>> str(data.frame["time_hour"].dt.tz)
+    'UTC'
     """
     path = bundled_flights_path()
     frame = pd.read_csv(path, dtype={"carrier": str, "tailnum": str, "origin": str,
