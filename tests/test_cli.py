@@ -231,6 +231,9 @@ def test_module_demo_help_is_plain_text_and_says_what_n_samples_counts(capsys):
     flat = " ".join(text.split())
     assert "--n-samples N_SAMPLES number of TRAINING rows" in flat
     assert "not the number of synthetic rows" in flat
+    assert main(["sample", "--help"]) == 0
+    sample_help = " ".join(capsys.readouterr().out.split())
+    assert "private estimate of the number of training rows" in sample_help
 
 
 def _long_aim_model():
