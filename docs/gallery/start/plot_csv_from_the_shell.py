@@ -1,6 +1,6 @@
 """
 From a CSV file: describe, declare, fit from the shell and from Python
-=====================================================================
+======================================================================
 
 The path of a user with a CSV file and no code: ``dpsynth describe`` drafts a domain
 declaration, the user edits it down to what is public, ``dpsynth fit`` spends the budget
