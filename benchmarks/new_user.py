@@ -252,16 +252,17 @@ def check_sample(real: pd.DataFrame, synth: pd.DataFrame,
 def is_clear_refusal(command: Command, columns: Sequence[str]) -> bool:
     """Whether a failed ``fit`` said in one line which columns and what to do.
 
-    One stderr line starting ``dpsynth: error:``, naming at least one
-    column of the table and a fix (``--domain``, declaring, more budget or
-    rows).
+    Exactly one stderr line starting ``dpsynth: error:`` (progress lines
+    such as ``fitting mst on ...`` may precede it; a traceback may not),
+    naming at least one column of the table and a fix (``--domain``,
+    declaring, more budget or rows).
     """
-    lines = [line for line in command.stderr.splitlines() if line.strip()]
-    if command.code != 1 or len(lines) != 1 or not lines[0].startswith("dpsynth: error:"):
+    errors = [line for line in command.stderr.splitlines() if line.startswith("dpsynth: error:")]
+    if command.code != 1 or len(errors) != 1 or "Traceback" in command.stderr:
         return False
-    names_column = any(f"'{c}'" in lines[0] or f" {c}" in lines[0] for c in columns)
+    names_column = any(f"'{c}'" in errors[0] or f" {c}" in errors[0] for c in columns)
     fixes = ("--domain", "declare", "epsilon", "more rows")
-    return names_column and any(fix in lines[0].lower() for fix in fixes)
+    return names_column and any(fix in errors[0].lower() for fix in fixes)
 
 
 # ---------------------------------------------------------------- the run

@@ -90,6 +90,12 @@ def test_a_clear_refusal_is_one_line_naming_a_column_and_a_fix():
     assert not is_clear_refusal(refusal("dpsynth: error: declare it with --domain"), columns)
     assert not is_clear_refusal(refusal("dpsynth: error: 'dep_delay' failed"), columns)
     assert not is_clear_refusal(refusal("Traceback ...\n  'dep_delay' --domain"), columns)
+    assert is_clear_refusal(refusal("fitting mst on f.csv ...\ndpsynth: error: 'tailnum' "
+                                    "has too few rows: declare it"), columns)
+    assert not is_clear_refusal(refusal("dpsynth: error: 'tailnum': declare it", code=0),
+                                columns)
+    assert not is_clear_refusal(refusal("Traceback (most recent call last):\n  ...\n"
+                                        "dpsynth: error: 'tailnum': declare it"), columns)
 
 
 # ------------------------------------------------------------ the shell run
