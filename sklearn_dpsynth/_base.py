@@ -59,6 +59,10 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     ``max_categories``, ``random_state``.
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_sampling_rng",
+                         "n_features_in_", "feature_names_in_")
+
     _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
 
     #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).

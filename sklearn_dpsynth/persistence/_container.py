@@ -1,0 +1,258 @@
+"""The bytes of a model file: a magic line, a JSON header line, a zip of JSON and ``.npy``.
+
+Layout (format version 2)::
+
+    DPSYNTH-MODEL\\n
+    {"format_version": 2, ...}\\n          the header: one line of JSON
+    <zip archive, every entry stored>      model.json and arrays/<i>.npy
+
+Everything is read with bounds checked before memory is allocated: the
+header line, the file, the number and size of the zip entries, the JSON's
+nesting, and every array's dtype (plain numeric, bool, datetime) and shape
+against the bytes actually present.  No entry is ever unpickled: an array
+is its ``.npy`` header (parsed by numpy with its size limit) and its raw
+bytes, viewed with :func:`numpy.frombuffer`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ._errors import ModelFileError, UnsafeModelFileError
+
+MAGIC = b"DPSYNTH-MODEL\n"
+STRUCTURE_ENTRY = "model.json"
+_ARRAY_ENTRY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
+
+#: Longest header line (bytes).
+MAX_HEADER_BYTES = 64 * 1024
+#: Largest ``model.json`` (bytes).
+MAX_STRUCTURE_BYTES = 256 * 1024 * 1024
+#: Most entries in the archive.
+MAX_ENTRIES = 100_000
+#: Deepest nesting of JSON containers in the structure.
+MAX_DEPTH = 100
+#: Default largest file that :func:`~sklearn_dpsynth.load` reads (bytes).
+DEFAULT_MAX_BYTES = 8 * 1024 ** 3
+#: Most dimensions of an array.
+MAX_NDIM = 32
+_NPY_HEADER_LIMIT = 10_000
+
+#: Array dtypes a model file may hold: plain numbers, bools and datetimes.
+_ARRAY_DTYPE = re.compile(r"[<>|]?(b1|[iu][1248]|f[248]|c(8|16)|[Mm]8(\[[0-9]{0,3}[a-zA-Z]{1,2}\])?)")
+
+
+def check_array_dtype(dtype: np.dtype) -> np.dtype:
+    """``dtype`` if a model file may hold arrays of it, else :class:`UnsafeModelFileError`."""
+    if (not isinstance(dtype, np.dtype) or dtype.fields is not None or dtype.subdtype is not None
+            or dtype.hasobject or not _ARRAY_DTYPE.fullmatch(dtype.str)):
+        error = UnsafeModelFileError(
+            f"The model file holds an array of dtype {dtype!s:.60}; model files hold only "
+            "plain numeric, bool and datetime arrays.")
+        error.global_name = f"{dtype!s:.60}"
+        raise error
+    return dtype
+
+
+def encode_array(array: np.ndarray) -> bytes:
+    """The ``.npy`` bytes of a plain array (C order)."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def decode_array(data: bytes, name: str) -> np.ndarray:
+    """The array of ``.npy`` bytes, its dtype and size checked before it is built."""
+    stream = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(stream)
+        reader = {(1, 0): np.lib.format.read_array_header_1_0,
+                  (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if reader is None:
+            raise ValueError(f"npy version {version}")
+        shape, fortran_order, dtype = reader(stream, max_header_size=_NPY_HEADER_LIMIT)
+    except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
+        raise ModelFileError(f"The model file is damaged: array {name} has an unreadable "
+                             f"header ({type(exc).__name__}).") from None
+    check_array_dtype(dtype)
+    if not (isinstance(shape, tuple) and len(shape) <= MAX_NDIM
+            and all(type(k) is int and k >= 0 for k in shape)):
+        raise ModelFileError(f"The model file is damaged: array {name} has a bad shape.")
+    count = 1
+    for k in shape:
+        count *= k
+    payload = memoryview(data)[stream.tell():]
+    if count * dtype.itemsize != len(payload):
+        raise ModelFileError(f"The model file is damaged: array {name} declares "
+                             f"{count * dtype.itemsize} bytes but holds {len(payload)}.")
+    array = np.frombuffer(payload, dtype=dtype, count=count).reshape(
+        shape, order="F" if fortran_order else "C")
+    return array.copy(order="C")
+
+
+# ------------------------------------------------------------------ writing
+def write_file(target: str | os.PathLike | BinaryIO, header: dict, structure: Any,
+               arrays: list[np.ndarray]) -> None:
+    """Write a model file (the whole file is built in memory first)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        archive.writestr(STRUCTURE_ENTRY, json.dumps(structure, allow_nan=False,
+                                                     separators=(",", ":")))
+        for i, array in enumerate(arrays):
+            archive.writestr(f"arrays/{i}.npy", encode_array(array))
+    line = json.dumps(header, allow_nan=False).encode()
+    blob = MAGIC + line + b"\n" + buffer.getvalue()
+    if hasattr(target, "write"):
+        target.write(blob)
+    else:
+        Path(target).write_bytes(blob)
+
+
+# ------------------------------------------------------------------ reading
+def _open(source: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, bool]:
+    if hasattr(source, "read"):
+        return source, False
+    return open(source, "rb"), True
+
+
+def parse_header(line: bytes) -> dict:
+    """The header dict of a header line (without its newline)."""
+    try:
+        header = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        header = None
+    version = header.get("format_version") if isinstance(header, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ModelFileError("The model file's header is damaged (no readable format version).")
+    return header
+
+
+def read_head(stream: BinaryIO) -> dict:
+    """Read the magic and the header line of an open file; the header."""
+    magic = stream.read(len(MAGIC))
+    if magic != MAGIC:
+        raise ModelFileError("Not a sklearn-dpsynth model file (it does not start with the "
+                             "DPSYNTH-MODEL line written by sklearn_dpsynth.save).")
+    line = stream.readline(MAX_HEADER_BYTES + 1)
+    if not line.endswith(b"\n"):
+        if len(line) > MAX_HEADER_BYTES:
+            raise ModelFileError(f"The model file's header is longer than {MAX_HEADER_BYTES} "
+                                 "bytes: not a file written by sklearn_dpsynth.save.")
+        raise ModelFileError("The model file's header is damaged (no readable format version).")
+    return parse_header(line[:-1])
+
+
+def read_header(source: str | os.PathLike | BinaryIO) -> dict:
+    """The header of a model file, reading nothing past it."""
+    stream, owned = _open(source)
+    try:
+        return read_head(stream)
+    finally:
+        if owned:
+            stream.close()
+
+
+def read_file(source: str | os.PathLike | BinaryIO, max_bytes: int,
+              check_version: Any) -> tuple[dict, Any, list[bytes], dict]:
+    """Header, structure (parsed JSON) and the archive's array entries of a model file.
+
+    ``check_version(header)`` is called before the rest of the file is read.
+    Returns ``(header, structure, arrays)`` where ``arrays[i]`` holds the raw
+    ``.npy`` bytes of ``arrays/<i>.npy``.
+    """
+    stream, owned = _open(source)
+    try:
+        header = read_head(stream)
+        check_version(header)
+        body = stream.read(max_bytes + 1)
+    finally:
+        if owned:
+            stream.close()
+    if len(body) > max_bytes:
+        raise ModelFileError(f"The model file is larger than max_bytes={max_bytes}; "
+                             "pass a larger max_bytes to load it.")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(body))
+        infos = archive.infolist()
+    except Exception as exc:  # zipfile raises BadZipFile, OSError, ValueError, ...
+        raise ModelFileError(f"The model file is damaged: {type(exc).__name__} in its "
+                             "archive.") from None
+    with archive:
+        return header, *_read_entries(archive, infos, len(body))
+
+
+def _read_entries(archive: zipfile.ZipFile, infos: list, body_size: int) -> tuple[Any, list]:
+    if len(infos) > MAX_ENTRIES:
+        raise ModelFileError(f"The model file has more than {MAX_ENTRIES} entries.")
+    structure_bytes, arrays = None, {}
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size > body_size:
+            raise ModelFileError(f"The model file is damaged: entry {info.filename[:80]!r} is "
+                                 "compressed or larger than the file.")
+        match = _ARRAY_ENTRY.fullmatch(info.filename)
+        if info.filename == STRUCTURE_ENTRY and structure_bytes is None:
+            if info.file_size > MAX_STRUCTURE_BYTES:
+                raise ModelFileError(f"The model file's structure is larger than "
+                                     f"{MAX_STRUCTURE_BYTES} bytes.")
+            structure_bytes = _read_entry(archive, info)
+        elif match and int(match.group(1)) not in arrays:
+            arrays[int(match.group(1))] = _read_entry(archive, info)
+        else:
+            raise ModelFileError(f"The model file has an unexpected entry "
+                                 f"{info.filename[:80]!r}.")
+    if structure_bytes is None:
+        raise ModelFileError(f"The model file is damaged: no {STRUCTURE_ENTRY}.")
+    if sorted(arrays) != list(range(len(arrays))):
+        raise ModelFileError("The model file is damaged: its arrays are not numbered 0 to n-1.")
+    return parse_structure(structure_bytes), [arrays[i] for i in range(len(arrays))]
+
+
+def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    try:
+        with archive.open(info) as entry:
+            data = entry.read(info.file_size + 1)
+    except Exception as exc:  # CRC mismatch, truncation, ...
+        raise ModelFileError(f"The model file is damaged: {type(exc).__name__} reading "
+                             f"{info.filename[:80]!r}.") from None
+    if len(data) != info.file_size:
+        raise ModelFileError(f"The model file is damaged: entry {info.filename[:80]!r} has the "
+                             "wrong size.")
+    return data
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of JSON arrays and objects (strings skipped)."""
+    without_strings = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
+    depth = deepest = 0
+    for char in re.findall(r"[\[\]{}]", without_strings):
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_structure(data: bytes) -> Any:
+    """Parse ``model.json``, refusing nesting deeper than :data:`MAX_DEPTH`."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError("The model file is damaged: its structure is not UTF-8.") from None
+    if _nesting_depth(text) > MAX_DEPTH:
+        raise ModelFileError(f"The model file's structure is nested deeper than {MAX_DEPTH} "
+                             "levels: not a file written by sklearn_dpsynth.save.")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ModelFileError(f"The model file's structure is not valid JSON "
+                             f"({type(exc).__name__}).") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"JSON constant {name} is not allowed")
