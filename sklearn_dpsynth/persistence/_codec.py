@@ -110,6 +110,7 @@ class Encoder:
 
     def __init__(self, keep_random_state: bool) -> None:
         self.keep_random_state = keep_random_state
+        self._types = persisted_types()
         self.arrays: list[np.ndarray] = []
         self._array_index: dict[int, int] = {}
 
@@ -191,9 +192,9 @@ class Encoder:
                 return {"$pdtype": name}
         if isinstance(value, np.random.Generator):
             return {"$generator": self._generator(value, where)}
-        if is_estimator(value):
+        if is_estimator(value, self._types):
             return {"$estimator": self._estimator(value, where, depth)}
-        value_type = value_type_of(value)
+        value_type = value_type_of(value, self._types)
         if value_type is not None:
             return {"$object": [value_type.cls.__name__,
                                 self._state(value, value_type, where, depth)]}
@@ -263,6 +264,7 @@ class Decoder:
 
     def __init__(self, arrays: list[bytes]) -> None:
         self._raw = arrays
+        self._types = persisted_types()
         self._arrays: dict[int, np.ndarray] = {}
         self.n_strings = 0
 
@@ -381,7 +383,7 @@ class Decoder:
 
     # classes of the library
     def _lookup(self, name: Any) -> type | ValueType:
-        entry = persisted_types().get(name) if isinstance(name, str) else None
+        entry = self._types.get(name) if isinstance(name, str) else None
         if entry is None:
             error = UnsafeModelFileError(
                 f"The model file names the class {str(name)[:80]!r}, which is not one of the "

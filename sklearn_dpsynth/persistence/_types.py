@@ -100,32 +100,37 @@ def _neural_value_types() -> list[ValueType]:
     ]
 
 
-def _estimator_classes() -> list[type]:
+def _estimator_classes(methods: tuple[str, ...]) -> list[type]:
     from ..pipeline import SynthesizerPipeline
     from ..preprocessing import TableDiscretizer
 
-    classes = [SynthesizerPipeline, TableDiscretizer]
-    classes += [get_method(name) for name in available_methods(installed_only=True)]
-    return classes
+    return [SynthesizerPipeline, TableDiscretizer, *(get_method(name) for name in methods)]
 
 
 def _neural_installed() -> bool:
     return bool(available_methods(family="neural", installed_only=True))
 
 
-@functools.lru_cache(maxsize=1)
 def persisted_types() -> dict[str, type | ValueType]:
     """Every class a model file may name, by short name.
+
+    Follows the method registry: a method registered later (by code, never
+    by a file) is persisted too.
 
     Returns
     -------
     dict
         ``name -> estimator class`` or ``name -> ValueType``.
     """
+    return _persisted_types(tuple(available_methods(installed_only=True)))
+
+
+@functools.lru_cache(maxsize=4)
+def _persisted_types(methods: tuple[str, ...]) -> dict[str, type | ValueType]:
     table: dict[str, type | ValueType] = {}
     values = _core_value_types() + (_neural_value_types() if _neural_installed() else [])
     entries = [(value.cls.__name__, value) for value in values]
-    entries += [(cls.__name__, cls) for cls in _estimator_classes()]
+    entries += [(cls.__name__, cls) for cls in _estimator_classes(methods)]
     for name, entry in entries:
         if name in table and table[name] is not entry:
             raise RuntimeError(f"two persisted types are named {name!r}")
@@ -133,15 +138,15 @@ def persisted_types() -> dict[str, type | ValueType]:
     return table
 
 
-def value_type_of(obj: Any) -> ValueType | None:
+def value_type_of(obj: Any, table: dict | None = None) -> ValueType | None:
     """The registered value type of ``obj`` (exact class), or None."""
-    entry = persisted_types().get(type(obj).__name__)
+    entry = (table or persisted_types()).get(type(obj).__name__)
     return entry if isinstance(entry, ValueType) and entry.cls is type(obj) else None
 
 
-def is_estimator(obj: Any) -> bool:
+def is_estimator(obj: Any, table: dict | None = None) -> bool:
     """Whether ``obj`` is an instance of a persisted estimator class (exact class)."""
-    entry = persisted_types().get(type(obj).__name__)
+    entry = (table or persisted_types()).get(type(obj).__name__)
     return isinstance(entry, type) and entry is type(obj)
 
 
