@@ -107,7 +107,7 @@ def save(model: Any, path: str | os.PathLike | BinaryIO, *,
     Parameters
     ----------
     model : fitted synthesizer
-        A fitted estimator (or :class:`~sklearn_dpsynth.SynthesizerPipeline`)
+        A fitted estimator (or :class:`~sklearn_dpsynth.pipeline.SynthesizerPipeline`)
         of this package.
     path : str, path-like or binary file
         Where to write (conventionally ``*.dpsynth``).

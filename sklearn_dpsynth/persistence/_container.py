@@ -10,8 +10,8 @@ Everything is read with bounds checked before memory is allocated: the
 header line, the file, the number and size of the zip entries, the JSON's
 nesting, and every array's dtype (plain numeric, bool, datetime) and shape
 against the bytes actually present.  No entry is ever unpickled: an array
-is its ``.npy`` header (parsed by numpy with its size limit) and its raw
-bytes, viewed with :func:`numpy.frombuffer`.
+is its ``.npy`` header (matched by a strict regular expression, never
+evaluated) and its raw bytes, viewed with :func:`numpy.frombuffer`.
 """
 
 from __future__ import annotations
@@ -50,48 +50,65 @@ _NPY_HEADER_LIMIT = 10_000
 _ARRAY_DTYPE = re.compile(r"[<>|]?(b1|[iu][1248]|f[248]|c(8|16)|[Mm]8(\[[0-9]{0,3}[a-zA-Z]{1,2}\])?)")
 
 
-def check_array_dtype(dtype: np.dtype) -> np.dtype:
+def check_array_dtype(dtype: np.dtype, shown: str | None = None) -> np.dtype:
     """``dtype`` if a model file may hold arrays of it, else :class:`UnsafeModelFileError`."""
     if (not isinstance(dtype, np.dtype) or dtype.fields is not None or dtype.subdtype is not None
-            or dtype.hasobject or not _ARRAY_DTYPE.fullmatch(dtype.str)):
+            or dtype.hasobject or shown is not None or not _ARRAY_DTYPE.fullmatch(dtype.str)):
+        shown = f"{dtype!s:.60}" if shown is None else shown[:60]
         error = UnsafeModelFileError(
-            f"The model file holds an array of dtype {dtype!s:.60}; model files hold only "
+            f"The model file holds an array of dtype {shown}; model files hold only "
             "plain numeric, bool and datetime arrays.")
-        error.global_name = f"{dtype!s:.60}"
+        error.global_name = shown
         raise error
     return dtype
 
 
 def encode_array(array: np.ndarray) -> bytes:
-    """The ``.npy`` bytes of a plain array (C order)."""
+    """The ``.npy`` bytes of a plain array."""
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.lib.format.write_array(buffer, array, allow_pickle=False)
     return buffer.getvalue()
+
+
+_NPY_HEADER = re.compile(
+    r"\{'descr': '([<>|=]?[a-zA-Z][a-zA-Z0-9\[\]]{0,8})', 'fortran_order': (True|False), "
+    r"'shape': \(((?:[0-9]{1,19}, ?){0,32}[0-9]{0,19})\), \} *\n")
+
+
+def _npy_header(data: bytes, name: str) -> tuple[np.dtype, tuple, bool, int]:
+    """dtype, shape, Fortran order and data offset of ``.npy`` bytes, parsed strictly.
+
+    Only the header numpy writes for a plain array is accepted (matched by a
+    regular expression, never evaluated); the dtype must be plain.
+    """
+    version = data[6:8]
+    width = {b"\x01\x00": 2, b"\x02\x00": 4}.get(version) if data[:6] == b"\x93NUMPY" else None
+    if width is None or len(data) < 8 + width:
+        raise ModelFileError(f"The model file is damaged: {name} is not a .npy array.")
+    length = int.from_bytes(data[8:8 + width], "little")
+    start = 8 + width
+    if length > _NPY_HEADER_LIMIT or start + length > len(data):
+        raise ModelFileError(f"The model file is damaged: {name} has a bad .npy header.")
+    match = _NPY_HEADER.fullmatch(data[start:start + length].decode("latin1"))
+    if match is None:
+        raise UnsafeModelFileError(f"The model file's {name} has a .npy header that is not "
+                                   "the one of a plain numeric array.")
+    descr, fortran, shape_text = match.groups()
+    if not _ARRAY_DTYPE.fullmatch(descr):
+        check_array_dtype(np.dtype("V1"), descr)
+    shape = tuple(int(k) for k in shape_text.replace(" ", "").split(",") if k)
+    return check_array_dtype(np.dtype(descr)), shape, fortran == "True", start + length
 
 
 def decode_array(data: bytes, name: str) -> np.ndarray:
     """The array of ``.npy`` bytes, its dtype and size checked before it is built."""
-    stream = io.BytesIO(data)
-    try:
-        version = np.lib.format.read_magic(stream)
-        reader = {(1, 0): np.lib.format.read_array_header_1_0,
-                  (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-        if reader is None:
-            raise ValueError(f"npy version {version}")
-        shape, fortran_order, dtype = reader(stream, max_header_size=_NPY_HEADER_LIMIT)
-    except Exception as exc:  # numpy raises ValueError, SyntaxError, ...
-        raise ModelFileError(f"The model file is damaged: array {name} has an unreadable "
-                             f"header ({type(exc).__name__}).") from None
-    check_array_dtype(dtype)
-    if not (isinstance(shape, tuple) and len(shape) <= MAX_NDIM
-            and all(type(k) is int and k >= 0 for k in shape)):
-        raise ModelFileError(f"The model file is damaged: array {name} has a bad shape.")
+    dtype, shape, fortran_order, offset = _npy_header(data, name)
     count = 1
     for k in shape:
         count *= k
-    payload = memoryview(data)[stream.tell():]
+    payload = memoryview(data)[offset:]
     if count * dtype.itemsize != len(payload):
-        raise ModelFileError(f"The model file is damaged: array {name} declares "
+        raise ModelFileError(f"The model file is damaged: {name} declares "
                              f"{count * dtype.itemsize} bytes but holds {len(payload)}.")
     array = np.frombuffer(payload, dtype=dtype, count=count).reshape(
         shape, order="F" if fortran_order else "C")
@@ -151,7 +168,24 @@ def read_head(stream: BinaryIO) -> dict:
 
 
 def read_header(source: str | os.PathLike | BinaryIO) -> dict:
-    """The header of a model file, reading nothing past it."""
+    """The JSON header of a model file, reading nothing past it.
+
+    Parameters
+    ----------
+    source : str, path-like or binary file
+
+    Returns
+    -------
+    dict
+        ``format_version``, ``library_version``, ``class`` and
+        ``keeps_random_state``.
+
+    Raises
+    ------
+    ModelFileError
+        When the file does not start with a model file's magic line and a
+        header line of at most 64 KiB holding a format version.
+    """
     stream, owned = _open(source)
     try:
         return read_head(stream)
