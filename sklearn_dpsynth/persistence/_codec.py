@@ -484,7 +484,10 @@ def rebuild_module(estimator: Any, name: str, state: _ModuleState) -> Any:
     if expected != given:
         raise ModelFileError(f"The model file's tensors do not match the {name} module that "
                              f"{type(estimator).__name__}'s parameters describe.")
-    module = hook(name, state.seq_len, len(state.tensors), total)
+    if any(part._non_persistent_buffers_set for part in skeleton.modules()):
+        module = hook(name, state.seq_len, len(state.tensors), total)  # buffers initialised
+    else:  # every tensor is in the state dict: allocate without initialising
+        module = skeleton.to_empty(device="cpu")
     module.load_state_dict({key: torch.from_numpy(a) for key, a in state.tensors.items()},
                            strict=True)
     return module.eval()
