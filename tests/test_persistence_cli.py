@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,25 +9,9 @@ from sklearn_dpsynth import IndependentSynthesizer, load
 from sklearn_dpsynth.cli import main
 from sklearn_dpsynth.registry import _REGISTRY, register_method
 
-DOMAIN = {"a": ["x", "y", "z"], "b": {"kind": "numeric", "bounds": [0, 10], "integer": True},
-          "c": ["u", "v"]}
+from .test_cli import files  # noqa: F401  (the fixture: a small table and its domain)
+
 TINY = {"epochs=1", "d_model=8", "n_layers=1", "n_heads=2", "batch_size=64"}
-
-
-def _table(n=400, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.choice(["x", "y", "z"], size=n)
-    return pd.DataFrame({"a": a, "b": rng.integers(0, 11, size=n),
-                         "c": np.where(a == "x", "u", rng.choice(["u", "v"], size=n))})
-
-
-@pytest.fixture
-def files(tmp_path):
-    data = tmp_path / "data.csv"
-    _table().to_csv(data, index=False)
-    domain = tmp_path / "domain.json"
-    domain.write_text(json.dumps(DOMAIN))
-    return tmp_path, data, domain
 
 
 @pytest.mark.neural
