@@ -80,6 +80,7 @@ def test_the_file_is_json_and_plain_arrays(fitted):
         assert name.startswith("arrays/") and name.endswith(".npy")
         array = np.load(io.BytesIO(data), allow_pickle=False)
         assert array.dtype.kind in "biufM"
+    assert _bytes(fitted) == _bytes(fitted)  # no dates, no seeds: the same model, the same bytes
 
 
 def test_the_seed_is_dropped_by_default(fitted, tmp_path):

@@ -63,13 +63,6 @@ def check_array_dtype(dtype: np.dtype, shown: str | None = None) -> np.dtype:
     return dtype
 
 
-def encode_array(array: np.ndarray) -> bytes:
-    """The ``.npy`` bytes of a plain array."""
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
 _NPY_HEADER = re.compile(
     r"\{'descr': '([<>|=]?[a-zA-Z][a-zA-Z0-9\[\]]{0,8})', 'fortran_order': (True|False), "
     r"'shape': \(((?:[0-9]{1,19}, ?){0,32}[0-9]{0,19})\), \} *\n")
@@ -116,21 +109,35 @@ def decode_array(data: bytes, name: str) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ writing
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's date: the same model gives the same bytes
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=_EPOCH)
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
+def _write_archive(stream: BinaryIO, header: dict, structure: Any,
+                   arrays: list[np.ndarray]) -> None:
+    stream.write(MAGIC + json.dumps(header, allow_nan=False).encode() + b"\n")
+    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        archive.writestr(_entry(STRUCTURE_ENTRY),
+                         json.dumps(structure, allow_nan=False, separators=(",", ":")))
+        for i, array in enumerate(arrays):
+            with archive.open(_entry(f"arrays/{i}.npy"), "w",
+                              force_zip64=array.nbytes > 2 ** 31) as entry:
+                np.lib.format.write_array(entry, array, allow_pickle=False)
+
+
 def write_file(target: str | os.PathLike | BinaryIO, header: dict, structure: Any,
                arrays: list[np.ndarray]) -> None:
-    """Write a model file (the whole file is built in memory first)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        archive.writestr(STRUCTURE_ENTRY, json.dumps(structure, allow_nan=False,
-                                                     separators=(",", ":")))
-        for i, array in enumerate(arrays):
-            archive.writestr(f"arrays/{i}.npy", encode_array(array))
-    line = json.dumps(header, allow_nan=False).encode()
-    blob = MAGIC + line + b"\n" + buffer.getvalue()
+    """Write a model file: the header line, then the archive, streamed to ``target``."""
     if hasattr(target, "write"):
-        target.write(blob)
+        _write_archive(target, header, structure, arrays)
     else:
-        Path(target).write_bytes(blob)
+        with open(target, "wb") as stream:
+            _write_archive(stream, header, structure, arrays)
 
 
 # ------------------------------------------------------------------ reading
@@ -195,7 +202,7 @@ def read_header(source: str | os.PathLike | BinaryIO) -> dict:
 
 
 def read_file(source: str | os.PathLike | BinaryIO, max_bytes: int,
-              check_version: Any) -> tuple[dict, Any, list[bytes], dict]:
+              check_version: Any) -> tuple[dict, Any, list[bytes]]:
     """Header, structure (parsed JSON) and the archive's array entries of a model file.
 
     ``check_version(header)`` is called before the rest of the file is read.
@@ -206,21 +213,33 @@ def read_file(source: str | os.PathLike | BinaryIO, max_bytes: int,
     try:
         header = read_head(stream)
         check_version(header)
-        body = stream.read(max_bytes + 1)
+        body, size = _body(stream, max_bytes)
+        if size > max_bytes:
+            raise ModelFileError(f"The model file is larger than max_bytes={max_bytes}; "
+                                 "pass a larger max_bytes to load it.")
+        try:
+            archive = zipfile.ZipFile(body)
+            infos = archive.infolist()
+        except Exception as exc:  # zipfile raises BadZipFile, OSError, ValueError, ...
+            raise ModelFileError(f"The model file is damaged: {type(exc).__name__} in its "
+                                 "archive.") from None
+        with archive:
+            return header, *_read_entries(archive, infos, size)
     finally:
         if owned:
             stream.close()
-    if len(body) > max_bytes:
-        raise ModelFileError(f"The model file is larger than max_bytes={max_bytes}; "
-                             "pass a larger max_bytes to load it.")
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(body))
-        infos = archive.infolist()
-    except Exception as exc:  # zipfile raises BadZipFile, OSError, ValueError, ...
-        raise ModelFileError(f"The model file is damaged: {type(exc).__name__} in its "
-                             "archive.") from None
-    with archive:
-        return header, *_read_entries(archive, infos, len(body))
+
+
+def _body(stream: BinaryIO, max_bytes: int) -> tuple[BinaryIO, int]:
+    """The archive part of an open file (the file itself when it can seek) and its size."""
+    seekable = getattr(stream, "seekable", None)
+    if seekable is not None and seekable():
+        start = stream.tell()
+        size = stream.seek(0, os.SEEK_END) - start
+        stream.seek(start)
+        return stream, size
+    body = stream.read(max_bytes + 1)
+    return io.BytesIO(body), len(body)
 
 
 def _read_entries(archive: zipfile.ZipFile, infos: list, body_size: int) -> tuple[Any, list]:
