@@ -17,9 +17,11 @@ import copy
 import io
 import json
 import os
+import site
 import sys
 import time
 import zipfile
+import zoneinfo
 from collections import Counter
 from pathlib import Path
 
@@ -34,9 +36,10 @@ CASES = int(os.environ.get("DPSYNTH_FUZZ_CASES", "120"))
 DOMAIN = {"a": ["x", "y", "z"], "b": (0, 10), "c": ["u", "v"], "t": {
     "bounds": ("2021-01-01T00:00:00+01:00", "2021-02-01T00:00:00+01:00")}}
 
-_ALLOWED_PREFIXES = tuple(str(Path(p).resolve()) for p in {
-    sys.prefix, sys.base_prefix, "/usr/share/zoneinfo", "/usr/lib/python3", "/usr/local/lib",
-    *sys.path} if p)
+#: Where loading may open files: the Python installation and its packages (lazy imports)
+#: and the system's time-zone database (IANA names, validated before use).
+_ALLOWED_PREFIXES = tuple(str(Path(p).resolve()) + os.sep for p in {
+    sys.prefix, sys.base_prefix, *site.getsitepackages(), *zoneinfo.TZPATH})
 _FORBIDDEN_EVENTS = ("os.system", "subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn",
                      "os.fork", "exec", "ctypes.dlopen", "os.remove", "os.mkdir", "shutil.rmtree")
 _WATCH = {"on": False, "events": []}
@@ -75,6 +78,17 @@ def _outcome(blob: bytes | io.IOBase) -> str:
         _WATCH["on"] = False
     assert _WATCH["events"] == [], _WATCH["events"]
     return result
+
+
+def test_the_watch_sees_file_reads_and_processes(tmp_path):
+    (tmp_path / "secret").write_text("x")
+    _WATCH.update(on=True, events=[])
+    try:
+        (tmp_path / "secret").read_text()
+        os.system("true")
+    finally:
+        _WATCH["on"] = False
+    assert _WATCH["events"] == [f"open {tmp_path / 'secret'}", "os.system"]
 
 
 def _table(n=300, seed=0):
