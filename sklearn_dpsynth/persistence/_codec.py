@@ -466,9 +466,9 @@ def rebuild_module(estimator: Any, name: str, state: _ModuleState) -> Any:
     """The torch module ``name`` of ``estimator``, rebuilt and filled with ``state``.
 
     The estimator builds an empty module from its recorded hyperparameters
-    (its ``_persisted_module`` hook), first on torch's ``meta`` device: the
-    names, shapes and dtypes of its tensors must match the file's before any
-    memory is allocated.
+    (its ``_persisted_module`` hook) on torch's ``meta`` device: the names,
+    shapes and dtypes of its tensors must match the file's before any memory
+    is allocated, and the file's arrays then become the module's tensors.
     """
     import torch
 
@@ -486,8 +486,10 @@ def rebuild_module(estimator: Any, name: str, state: _ModuleState) -> Any:
                              f"{type(estimator).__name__}'s parameters describe.")
     if any(part._non_persistent_buffers_set for part in skeleton.modules()):
         module = hook(name, state.seq_len, len(state.tensors), total)  # buffers initialised
-    else:  # every tensor is in the state dict: allocate without initialising
-        module = skeleton.to_empty(device="cpu")
+    else:  # every tensor is in the state dict: the file's arrays become the tensors
+        module = skeleton
     module.load_state_dict({key: torch.from_numpy(a) for key, a in state.tensors.items()},
-                           strict=True)
+                           strict=True, assign=True)
+    if any(t.is_meta for t in (*module.parameters(), *module.buffers())):
+        raise ModelFileError(f"The model file does not hold every tensor of {name}.")
     return module.eval()
