@@ -8,24 +8,24 @@ budget spent in ``fit``.  Two things are *not* DP outputs and are handled
 here:
 
 * seeds.  A fixed seed is the noise: whoever knows it can recompute the
-  noise and subtract it.  :func:`save` therefore drops every
+  noise and subtract it.  :func:`~sklearn_dpsynth.save` therefore drops every
   ``random_state`` at every depth (the model, a pipeline's synthesizer and
   steps, a Private Evolution generator's synthesizer) and every random
   generator (the sampling generator of a seeded fit is derived from the
   noise generator), unless ``keep_random_state=True`` is passed, for
   research files that stay private.  The header's ``keeps_random_state``
   says which.  A model loaded from a file without seeds samples from fresh
-  OS entropy: ``sample`` after :func:`load` is reproducible only with
+  OS entropy: ``sample`` after :func:`~sklearn_dpsynth.load` is reproducible only with
   ``sample(..., random_state=...)``;
 * code.  The file holds JSON (classes, parameters, domain, ledger, fitted
   scalars and lists) and plain arrays in ``.npy`` form inside a zip
-  archive.  :func:`load` builds objects only of the library's registry of
+  archive.  :func:`~sklearn_dpsynth.load` builds objects only of the library's registry of
   persisted types (never importing what the file names), reads arrays only
   of plain numeric, bool and datetime dtypes, checks every size before
   allocating memory, restores torch modules as state dicts into modules
   rebuilt from the estimator's hyperparameters, and has no side effect: no
   other file is read, no engine (DuckDB, Spark) is started.  Every failure
-  is a :class:`ModelFileError`.
+  is a :class:`~sklearn_dpsynth.persistence.ModelFileError`.
 
 Each estimator class declares the fitted attributes it saves in one class
 attribute, ``_persisted_state_`` (collected along its class hierarchy);
@@ -37,7 +37,7 @@ File layout: the magic line ``DPSYNTH-MODEL``, one line of JSON (the
 header: ``format_version``, ``library_version``, ``class``,
 ``keeps_random_state``) and a zip archive (entries stored, not compressed)
 of ``model.json`` and ``arrays/<i>.npy``.  Version-1 files (pickles) are
-refused; :func:`convert_v1` rewrites one you trust.
+refused; :func:`~sklearn_dpsynth.persistence.convert_v1` rewrites one you trust.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ __all__ = ["FORMAT_VERSION", "ModelFileError", "UnsafeModelFileError",
            "ModelFileSecurityWarning", "save", "load", "read_header", "check_savable",
            "convert_v1"]
 
-#: Version of the file format written by :func:`save`.  :func:`load` reads
-#: this version only: version 1 (pickles) is refused, see :func:`convert_v1`.
+#: Version of the file format written by :func:`~sklearn_dpsynth.save`.
+#: :func:`~sklearn_dpsynth.load` reads this version only: version 1 (pickles)
+#: is refused, see :func:`~sklearn_dpsynth.persistence.convert_v1`.
 FORMAT_VERSION = 2
 
 
@@ -97,7 +98,7 @@ def check_savable(model: Any) -> None:
 
 def save(model: Any, path: str | os.PathLike | BinaryIO, *,
          keep_random_state: bool = False) -> None:
-    """Save a fitted synthesizer to a file that :func:`load` reads safely.
+    """Save a fitted synthesizer to a file that :func:`~sklearn_dpsynth.load` reads safely.
 
     The fitted model holds only differentially private outputs, so the
     file is itself a DP release covered by the budget spent in ``fit`` --
@@ -154,7 +155,7 @@ def _check_version(header: dict) -> None:
 
 
 def load(path: str | os.PathLike | BinaryIO, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
-    """Load a synthesizer saved by :func:`save`, executing nothing from the file.
+    """Load a synthesizer saved by :func:`~sklearn_dpsynth.save`, executing nothing from the file.
 
     Parameters
     ----------
@@ -173,10 +174,11 @@ def load(path: str | os.PathLike | BinaryIO, *, max_bytes: int = DEFAULT_MAX_BYT
         written in another format version (a later one: upgrade
         sklearn-dpsynth).
     UnsafeModelFileError
-        A :class:`ModelFileError` raised when the file names a class outside
-        the library's persisted types, an array dtype other than plain
-        numbers, a time zone that is not an IANA name, or is a version-1
-        pickle; nothing from the file is executed.
+        A :class:`~sklearn_dpsynth.persistence.ModelFileError` raised when
+        the file names a class outside the library's persisted types, an
+        array dtype other than plain numbers, a time zone that is not an
+        IANA name, or is a version-1 pickle; nothing from the file is
+        executed.
     """
     header, structure, arrays = read_file(path, max_bytes, _check_version)
     try:
@@ -207,12 +209,12 @@ def convert_v1(source: str | os.PathLike, destination: str | os.PathLike, *,
     source : str or path-like
         The version-1 file.
     destination : str or path-like
-        The file to write (format version :data:`FORMAT_VERSION`).
+        The file to write (format version :data:`~sklearn_dpsynth.persistence.FORMAT_VERSION`).
     allow_pickle : bool, default=False
         Must be True: the explicit acknowledgement that ``source`` is
         unpickled.
     keep_random_state : bool, default=False
-        Passed to :func:`save`.
+        Passed to :func:`~sklearn_dpsynth.save`.
 
     Raises
     ------

@@ -14,6 +14,7 @@ modules as state dicts rebuilt by their estimator.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import sys
@@ -140,7 +141,7 @@ class Encoder:
         if isinstance(value, tuple):
             return {"$tuple": items}
         if isinstance(value, (set, frozenset)):
-            import json  # sets are sorted by their JSON text: deterministic files
+            # sorted by their JSON text: the same set gives the same file
             ordered = sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
             return {"$set" if isinstance(value, set) else "$frozenset": ordered}
         keys = list(value)

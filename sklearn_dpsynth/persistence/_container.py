@@ -21,7 +21,6 @@ import json
 import os
 import re
 import zipfile
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -47,11 +46,12 @@ MAX_NDIM = 32
 _NPY_HEADER_LIMIT = 10_000
 
 #: Array dtypes a model file may hold: plain numbers, bools and datetimes.
-_ARRAY_DTYPE = re.compile(r"[<>|]?(b1|[iu][1248]|f[248]|c(8|16)|[Mm]8(\[[0-9]{0,3}[a-zA-Z]{1,2}\])?)")
+_ARRAY_DTYPE = re.compile(
+    r"[<>|]?(b1|[iu][1248]|f[248]|c(8|16)|[Mm]8(\[[0-9]{0,3}[a-zA-Z]{1,2}\])?)")
 
 
 def check_array_dtype(dtype: np.dtype, shown: str | None = None) -> np.dtype:
-    """``dtype`` if a model file may hold arrays of it, else :class:`UnsafeModelFileError`."""
+    """``dtype`` if a model file may hold arrays of it, else an UnsafeModelFileError."""
     if (not isinstance(dtype, np.dtype) or dtype.fields is not None or dtype.subdtype is not None
             or dtype.hasobject or shown is not None or not _ARRAY_DTYPE.fullmatch(dtype.str)):
         shown = f"{dtype!s:.60}" if shown is None else shown[:60]

@@ -9,8 +9,8 @@ class ModelFileError(ValueError):
     """A model file cannot be loaded: not a model file, damaged, too large or unsafe.
 
     Every way a file can fail to load ends in this error (or its subclass
-    :class:`UnsafeModelFileError`); nothing from the file is executed and no
-    other file is read.
+    :class:`~sklearn_dpsynth.persistence.UnsafeModelFileError`); nothing from
+    the file is executed and no other file is read.
     """
 
 

@@ -1,4 +1,4 @@
-"""Reading version-1 model files (restricted pickles), for :func:`convert_v1` only.
+"""Reading version-1 model files (restricted pickles), for ``convert_v1`` only.
 
 Version 1 stored the estimator as a pickle guarded by an allow-list of
 globals.  That guard is not enough (a pickled ``numpy.dtype`` with
