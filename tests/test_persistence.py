@@ -103,6 +103,14 @@ def test_keep_random_state_keeps_reproducible_sampling(tmp_path):
     pd.testing.assert_frame_equal(load(tmp_path / "m").sample(50), model.sample(50))
 
 
+def test_a_header_hiding_kept_seeds_is_refused():
+    model = MSTSynthesizer(domain=DOMAIN, max_iters=20, random_state=3).fit(_table(), epsilon=1.0)
+    header, structure, entries = _parts(_bytes(model, keep_random_state=True))
+    assert header["keeps_random_state"] is True
+    with pytest.raises(ModelFileError, match="keeps_random_state is false"):
+        load(io.BytesIO(_assemble({**header, "keeps_random_state": False}, structure, entries)))
+
+
 def test_the_header_does_not_depend_on_the_private_rows(tmp_path):
     table = _table()
     headers = [read_header(io.BytesIO(_bytes(MSTSynthesizer(domain=DOMAIN, max_iters=20).fit(

@@ -181,8 +181,9 @@ def load(path: str | os.PathLike | BinaryIO, *, max_bytes: int = DEFAULT_MAX_BYT
         executed.
     """
     header, structure, arrays = read_file(path, max_bytes, _check_version)
+    decoder = Decoder(arrays)
     try:
-        model = Decoder(arrays).decode(structure)
+        model = decoder.decode(structure)
     except ModelFileError:
         raise
     except Exception as exc:  # a damaged but well-formed file fails in the library's code
@@ -192,6 +193,10 @@ def load(path: str | os.PathLike | BinaryIO, *, max_bytes: int = DEFAULT_MAX_BYT
         raise ModelFileError("The model file does not hold a fitted synthesizer.")
     if type(model).__name__ != header.get("class"):
         raise ModelFileError("The model file's header and content name different classes.")
+    if decoder.read_seed and header.get("keeps_random_state") is not True:
+        raise ModelFileError("The model file holds a seed or a generator state but its header "
+                             "says keeps_random_state is false: it was not written by "
+                             "sklearn_dpsynth.save.")
     return model
 
 

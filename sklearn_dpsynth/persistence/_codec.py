@@ -268,6 +268,8 @@ class Decoder:
         self._types = persisted_types()
         self._arrays: dict[int, np.ndarray] = {}
         self.n_strings = 0
+        #: Whether a seed or generator state was read (the header must then say so).
+        self.read_seed = False
 
     def decode(self, node: Any, depth: int = 0) -> Any:
         """The value of a JSON node."""
@@ -372,6 +374,7 @@ class Decoder:
     def _generator(self, body: Any, depth: int) -> np.random.Generator:
         if body is None:  # the seed was dropped: fresh OS entropy at every load
             return np.random.default_rng()
+        self.read_seed = True
         body = _expect(body, dict)
         if set(body) != {"state", "inc", "has_uint32", "uinteger"} or not all(
                 type(v) is int for v in body.values()):
@@ -417,6 +420,7 @@ class Decoder:
         if set(params) != set(cls._get_param_names()):
             raise ModelFileError(f"The model file gives {cls.__name__} other parameters than "
                                  "its constructor takes.")
+        self.read_seed |= params.get("random_state") is not None
         estimator = cls(**params)
         fitted = _expect(body.get("fitted", {}), dict)
         declared = fitted_attributes(cls)
