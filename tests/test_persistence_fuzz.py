@@ -227,6 +227,26 @@ def test_byte_flips(valid):
     _report("byte flips", outcomes)
 
 
+def test_byte_flips_inside_entries(valid):
+    # flips behind a valid CRC: they reach the JSON and .npy parsers
+    rng = np.random.default_rng(5)
+    head, structure, entries = _parts(valid)
+    entries = {"model.json": json.dumps(structure).encode(), **entries}
+    names = list(entries)
+    outcomes = Counter()
+    for _ in range(CASES):
+        name = names[int(rng.integers(len(names)))]
+        data = bytearray(entries[name])
+        header_end = data.find(b"\n") + 1 if name.endswith(".npy") else len(data)
+        for position in rng.integers(0, max(header_end, 1), size=int(rng.integers(1, 4))):
+            data[position] ^= int(rng.integers(1, 256))
+        mutated = {**entries, name: bytes(data)}
+        text = mutated.pop("model.json").decode("utf-8", "replace")
+        outcomes[_outcome(_assemble(head, None, mutated, text=text))] += 1
+    assert outcomes["ModelFileError"] + outcomes["UnsafeModelFileError"] > 0
+    _report("byte flips inside entries", outcomes)
+
+
 def test_truncations(valid):
     rng = np.random.default_rng(2)
     lengths = set(rng.integers(0, len(valid), size=CASES).tolist()) | {0, 1, 13, 14, 15}
