@@ -12,16 +12,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import COMMON_CONSTRAINTS, check_budget, check_n_samples, check_rng
+from ._validation import COMMON_CONSTRAINTS, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
-from .privacy import PrivacyLedger
+from .privacy import DEFAULT_DELTA, PrivacyLedger, check_budget
 
 __all__ = ["BaseSynthesizer", "DEFAULT_DELTA"]
-
-#: Default ``delta`` of :meth:`BaseSynthesizer.fit`.
-DEFAULT_DELTA = 1e-9
 
 
 class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):

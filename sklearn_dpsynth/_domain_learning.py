@@ -62,12 +62,11 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 from .exceptions import DomainInferenceWarning, PrivacyWarning
-from .privacy import LedgerShare, gaussian_mechanism, gaussian_rho
+from .privacy import LedgerShare, ThresholdedHistogram, gaussian_sigma
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 
@@ -163,23 +162,22 @@ class _Budget:
 
     @property
     def sigma(self) -> float:
-        return self.share.sigma_for(self.rho_per_column)
+        return gaussian_sigma(self.rho_per_column)
 
     def noisy_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
-        """Gaussian noise of scale ``sigma`` on every count (sensitivity 1)."""
+        """Exact discrete Gaussian noise of scale ``sigma`` on every count (sensitivity 1)."""
         return self.share.gaussian(counts, sigma=self.sigma, rng=self.rng, target=target,
                                     n_cells=counts.size)
 
     def thresholded_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
-        """Indices of the counts whose noisy value clears the selection threshold."""
-        sigma, delta = self.sigma, self.delta_per_categorical
-        threshold = 1.0 + sigma * norm.isf(delta)
-        self.share.spend(target=target, mechanism="thresholded gaussian histogram",
-                         rho=gaussian_rho(sigma), delta=delta, noise_scale=sigma,
-                         sensitivity=1.0, threshold=threshold)
-        noisy = gaussian_mechanism(counts, sigma, self.rng)
-        keep = np.flatnonzero(noisy > threshold)
-        return keep[np.argsort(-noisy[keep], kind="stable")]
+        """Indices of the counts whose noisy value clears the selection threshold.
+
+        :class:`~sklearn_dpsynth.privacy.ThresholdedHistogram`: its delta is
+        the discrete Gaussian's tail at the threshold, at most
+        ``delta_per_categorical``.
+        """
+        mechanism = ThresholdedHistogram(self.sigma, self.delta_per_categorical)
+        return self.share.release(mechanism, counts, rng=self.rng, target=target)
 
 
 # ------------------------------------------------------------ column kinds

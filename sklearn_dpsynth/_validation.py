@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-__all__ = ["check_rng", "check_budget", "check_n_samples", "COMMON_CONSTRAINTS",
+__all__ = ["check_rng", "check_n_samples", "COMMON_CONSTRAINTS",
            "check_common_params"]
 
 #: Parameter constraints shared by every synthesizer (merge into a subclass's).
@@ -23,10 +23,6 @@ COMMON_CONSTRAINTS: dict = {
     "bin_value": [StrOptions({"midpoint", "uniform"})],
     "random_state": ["random_state", np.random.Generator],
 }
-
-
-#: ``delta`` above this draws a warning in :func:`check_budget`.
-_LARGE_DELTA = 1e-3
 
 
 def check_common_params(estimator: Any) -> None:
@@ -58,42 +54,6 @@ def check_rng(random_state: Any) -> np.random.Generator:
         return np.random.default_rng(int(random_state))
     raise ValueError(
         f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}.")
-
-
-def check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
-    """Validate a privacy budget.
-
-    Parameters
-    ----------
-    epsilon : float
-        Must be finite and > 0.
-    delta : float
-        Must lie in (0, 1); above ``1e-3`` a ``UserWarning`` says that this
-        is weak (``delta`` is the chance of an outright leak; pick it well
-        below ``1 / n_rows``).  ``delta`` is public, so the warning is free.
-
-    Returns
-    -------
-    epsilon, delta : float
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming the offending parameter.
-    """
-    for name, value in (("epsilon", epsilon), ("delta", delta)):
-        if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
-            raise TypeError(f"{name} must be a real number, got {value!r}.")
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}.")
-    if not (0 < delta < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-    if delta > _LARGE_DELTA:
-        warnings.warn(
-            f"delta={delta!r} is large: with probability up to delta the guarantee may fail "
-            f"outright. Pick delta well below 1 / n_rows (the default is 1e-9; anything above "
-            f"{_LARGE_DELTA:g} is rarely meaningful).", UserWarning, stacklevel=3)
-    return float(epsilon), float(delta)
 
 
 def check_n_samples(n_samples: Any) -> int:

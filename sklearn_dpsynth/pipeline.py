@@ -34,10 +34,9 @@ from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, Ordinal
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import DEFAULT_DELTA, BaseSynthesizer
-from ._validation import check_budget
 from .exceptions import PrivacyWarning
 from .preprocessing import TableDiscretizer
-from .privacy import PrivacyLedger
+from .privacy import PrivacyLedger, check_budget
 
 __all__ = ["SynthesizerPipeline", "step_privacy"]
 

@@ -22,8 +22,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._domain_learning import candidate_grid, learn_domain
 from ._input import InputForm, align_columns, check_table
 from ._input import set_feature_info as _set_feature_info
-from ._validation import COMMON_CONSTRAINTS, check_budget, check_rng
-from .privacy import LedgerShare, PrivacyLedger, epsilon_to_rho
+from ._validation import COMMON_CONSTRAINTS, check_rng
+from .privacy import DEFAULT_DELTA, LedgerShare, PrivacyLedger, check_budget, epsilon_to_rho
 from .public_domain import describe_domain, domain_from_public_data
 
 __all__ = [
@@ -36,9 +36,6 @@ __all__ = [
     "check_table",
     "align_columns",
 ]
-
-#: The default ``delta`` of :meth:`TableDiscretizer.fit` when only ``epsilon`` is given.
-_DEFAULT_DELTA = 1e-9
 
 
 # ------------------------------------------------------------- transformer
@@ -144,7 +141,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         """
         ledger = None
         if epsilon is not None or delta is not None:
-            epsilon, delta = check_budget(epsilon, _DEFAULT_DELTA if delta is None else delta)
+            epsilon, delta = check_budget(epsilon, DEFAULT_DELTA if delta is None else delta)
             ledger = PrivacyLedger(epsilon, delta)
         return self._fit_in_budget(X, None if ledger is None else ledger.share(
             epsilon_to_rho(ledger.epsilon, ledger.delta / 2), ledger.delta / 2,

@@ -279,15 +279,28 @@ def test_round_atol_stops_each_round_estimation(net):
 
 
 # ------------------------------------------------------------ model dtype
-@pytest.mark.parametrize("epsilon", [0.5, 4.0])
-def test_model_dtype_float32_matches_float64(net, epsilon):
-    """float32 beliefs and tables: same budget, same rounds, near-identical model."""
+@pytest.mark.parametrize("epsilon, same_selections", [(0.5, True), (4.0, False)])
+def test_model_dtype_float32_matches_float64(net, epsilon, same_selections):
+    """float32 beliefs and tables: same budget; same rounds and a near-identical model.
+
+    The exact exponential mechanism rounds the scores down to a grid of
+    ``sensitivity / 1024`` and its draws consume the random stream according
+    to the rounded scores.  float32 and float64 models give scores a few
+    1e-3 apart, so a selection may take another branch of the stream and the
+    two runs part (at epsilon 4 on this table, from round 7); there the two
+    fits must be as close to the data as each other.
+    """
     single = _aim(net, model_dtype="float32").fit(net.frame, epsilon=epsilon)
     double = _aim(net, model_dtype="float64").fit(net.frame, epsilon=epsilon)
     assert all(t.dtype == np.float32 for t in single.model_.tables)
     assert all(t.dtype == np.float64 for t in double.model_.tables)
     assert single.privacy_ledger_.spent()[0] == pytest.approx(epsilon)
     assert double.privacy_ledger_.spent()[0] == pytest.approx(epsilon)
+    if not same_selections:
+        errors = [_pair_error(s, net.frame, net.domain) for s in (single, double)]
+        assert errors[0] == pytest.approx(errors[1], abs=2e-3)
+        assert single.score(net.frame) == pytest.approx(double.score(net.frame), abs=5e-3)
+        return
     assert single.cliques_ == double.cliques_
     columns = single.domain_.columns
     for pair in itertools.combinations(columns, 2):

@@ -225,7 +225,7 @@ def test_ledger_spends_the_budget_and_fit_is_reproducible(bayesnet):
     assert fits[0].sample(50).equals(fits[1].sample(50))
     assert np.array_equal(fits[0].score_samples(frame), fits[1].score_samples(frame))
     targets = list(fits[0].privacy_ledger_.summary()["target"])
-    assert targets == ["number of rows", "language-model weights (DP-2Stage stage 2)"]
+    assert targets == ["row count", "language-model weights (DP-2Stage stage 2)"]
     standard = DP2StageSynthesizer(domain=bayesnet.domain, random_state=3, pseudo_data=None,
                                    **FAST).fit(frame, epsilon=1.5, delta=1e-6)
     assert standard.stage1_steps_ == 0

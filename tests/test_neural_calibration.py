@@ -7,14 +7,10 @@ is tested in ``test_privacy.py``; nothing here needs torch.
 import numpy as np
 import pytest
 
-from sklearn_dpsynth.neural.calibration import (
-    COUNT_BUDGET_SHARE,
-    noisy_row_count,
-    plan_dpsgd,
-    suggest_batch_size,
-)
+from sklearn_dpsynth.neural.calibration import COUNT_BUDGET_SHARE, plan_dpsgd, suggest_batch_size
 from sklearn_dpsynth.privacy import (
     PrivacyLedger,
+    noisy_row_count,
     calibrate_noise_multiplier,
     dpsgd_rdp,
     rdp_orders,
@@ -34,7 +30,7 @@ def test_count_then_dpsgd_meets_the_budget_together():
     spend_dpsgd(ledger, sample_rate=plan.sample_rate, noise_multiplier=plan.noise_multiplier,
                 steps=plan.steps, max_grad_norm=1.0, orders=plan.orders, target="weights")
     assert ledger.spent()[0] == pytest.approx(1.0, rel=1e-9)
-    assert [e.target for e in ledger.entries] == ["number of rows", "weights"]
+    assert [e.target for e in ledger.entries] == ["row count", "weights"]
     # the best order lies inside the grid
     curve = dpsgd_rdp(plan.sample_rate, plan.noise_multiplier, plan.steps, plan.orders)
     assert rdp_to_epsilon(plan.orders, curve, 1e-9)[1] < plan.orders[-1]

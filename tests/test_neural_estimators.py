@@ -102,7 +102,7 @@ def test_ledger_spends_exactly_the_budget_on_count_and_dpsgd(fitted, name):
     synth = fitted[name]
     ledger = synth.privacy_ledger_
     assert ledger.spent() == (pytest.approx(2.0, rel=1e-9), 1e-6)
-    assert [e.target for e in ledger.entries] == ["number of rows", "transformer weights"]
+    assert [e.target for e in ledger.entries] == ["row count", "transformer weights"]
     entry = ledger.entries[1]
     assert entry.mechanism == DPSGD_MECHANISM
     assert entry.details["steps"] == synth.steps_

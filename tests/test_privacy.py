@@ -120,9 +120,9 @@ def test_ledger_totals_equal_budget():
     ledger = PrivacyLedger(epsilon=0.7, delta=1e-7)
     rng = np.random.default_rng(0)
     budget = ledger.rho_budget
-    ledger.gaussian(np.ones(3), sigma=ledger.sigma_for(budget / 3), rng=rng, target="a")
+    ledger.gaussian(np.ones(3), sigma=gaussian_sigma(budget / 3), rng=rng, target="a")
     ledger.select(np.arange(4.0), rho=budget / 3, rng=rng, target="b")
-    ledger.gaussian(np.ones(3), sigma=ledger.sigma_for(ledger.rho_remaining(), 2.0),
+    ledger.gaussian(np.ones(3), sigma=gaussian_sigma(ledger.rho_remaining(), 2.0),
                     sensitivity=2.0, rng=rng, target="c")
     assert ledger.rho_spent == pytest.approx(budget, rel=1e-9)
     eps, delta = ledger.spent()
@@ -139,7 +139,7 @@ def test_ledger_refuses_overspending_and_records_nothing():
     rng = np.random.default_rng(0)
     ledger.spend(target="x", mechanism="gaussian", rho=ledger.rho_budget * 0.9)
     with pytest.raises(BudgetExceededError, match="would exceed"):
-        ledger.gaussian(np.ones(2), sigma=ledger.sigma_for(ledger.rho_budget * 0.2), rng=rng,
+        ledger.gaussian(np.ones(2), sigma=gaussian_sigma(ledger.rho_budget * 0.2), rng=rng,
                         target="too much")
     assert len(ledger) == 1
     assert ledger.spent()[0] <= 1.0
@@ -343,7 +343,7 @@ def test_share_records_in_the_parent_and_cannot_overspend():
     ledger.spend(target="first", mechanism="gaussian", rho=0.001)
     share = ledger.share(rho=0.004, delta=2e-7, label="domain")
     assert isinstance(share, LedgerShare)
-    share.gaussian(np.ones(3), sigma=share.sigma_for(0.001), rng=rng, target="a")
+    share.gaussian(np.ones(3), sigma=gaussian_sigma(0.001), rng=rng, target="a")
     share.spend(target="b", mechanism="thresholded", rho=0.002, delta=1.5e-7)
     assert share.rho_remaining() == pytest.approx(0.001)
     assert share.delta_remaining() == pytest.approx(0.5e-7)

@@ -11,7 +11,7 @@ import pytest
 
 from sklearn_dpsynth import (DomainInferenceWarning, IndependentSynthesizer, PrivacyWarning,
                              TableDiscretizer, describe_domain)
-from sklearn_dpsynth._validation import check_budget
+from sklearn_dpsynth.privacy import check_budget
 from sklearn_dpsynth.domain import Domain
 from sklearn_dpsynth.preprocessing import learn_domain
 from sklearn_dpsynth.privacy import PrivacyLedger

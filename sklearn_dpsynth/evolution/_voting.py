@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, gaussian_sigma
 from ._distance import nearest_candidates
 
 __all__ = ["vote_histogram", "noisy_vote_distribution"]
@@ -59,7 +59,7 @@ def vote_histogram(table: Any, candidates: np.ndarray,
 def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger,
                             rng: np.random.Generator, target: str,
                             threshold: float = 0.0) -> tuple[np.ndarray, float]:
-    """Release the vote histogram with Gaussian noise; threshold, clip at 0 and normalise.
+    """Release the vote histogram with discrete Gaussian noise; threshold, clip, normalise.
 
     Parameters
     ----------
@@ -85,7 +85,7 @@ def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger
     noisy_total : float
         Sum of the noisy (unclipped) votes: an estimate of the row count.
     """
-    sigma = ledger.sigma_for(rho)
+    sigma = gaussian_sigma(rho)
     noisy = ledger.gaussian(votes, sigma=sigma, rng=rng, target=target, n_cells=votes.size)
     clipped = np.where(noisy >= threshold * sigma, np.maximum(noisy, 0.0), 0.0)
     total = clipped.sum()

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
 from ..public._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords
 from ..public._workload import workload_positions
 from ._voting import noisy_vote_distribution, vote_histogram
@@ -311,10 +311,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         if self.n_synthetic is not None:
             return int(self.n_synthetic), False
         rho = self.count_share * ledger.rho_remaining()
-        count = np.array([table.counts([0]).sum()])
-        noisy = ledger.gaussian(count, sigma=ledger.sigma_for(rho), rng=rng,
-                                target="row count", n_cells=1)
-        return max(int(round(float(noisy[0]))), 1), True
+        return max(int(noisy_row_count(ledger, table.n_rows, rho, rng)), 1), True
 
     @staticmethod
     def _checked(rows: Any, n_rows: int, sizes: list[int], call: str) -> np.ndarray:
@@ -331,7 +328,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     def _record(self, t: int, rho: float, ledger: PrivacyLedger, candidates: np.ndarray,
                 probs: np.ndarray) -> None:
-        info = {"round": t + 1, "rho": rho, "sigma": ledger.sigma_for(rho),
+        info = {"round": t + 1, "rho": rho, "sigma": gaussian_sigma(rho),
                 "n_candidates": int(candidates.shape[0]),
                 "n_distinct": int(np.unique(candidates, axis=0).shape[0]),
                 "kept": int(np.count_nonzero(probs))}

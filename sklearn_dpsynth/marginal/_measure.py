@@ -63,12 +63,13 @@ def measure_marginals(
     ledger: PrivacyLedger,
     rng: np.random.Generator,
 ) -> list[np.ndarray]:
-    """Noisy counts of marginals of the private table (Gaussian mechanism).
+    """Noisy counts of marginals of the private table (discrete Gaussian mechanism).
 
-    Every marginal is a contingency table whose L2 sensitivity is 1 under
-    add/remove-one-row neighbours; each is released through
-    ``ledger.gaussian`` with its own noise scale, so each costs
-    ``1 / (2 sigma_i^2)``.
+    Every marginal is a contingency table of integer counts whose L2
+    sensitivity is 1 under add/remove-one-row neighbours; each is released
+    through ``ledger.gaussian`` (exact integer noise) with its own noise
+    scale, so each costs ``1 / (2 sigma_i^2)``.  A weight changes only the
+    noise scale, never the counts: every released value is an integer.
 
     Parameters
     ----------
@@ -87,7 +88,7 @@ def measure_marginals(
     Returns
     -------
     list of ndarray
-        Flattened (C-order) noisy counts of every marginal.
+        Flattened (C-order) noisy counts of every marginal (integers).
     """
     if len(cliques) != len(sigmas):
         raise ValueError("cliques and sigmas must have the same length.")

@@ -9,7 +9,7 @@ import numpy as np
 from .._base import BaseSynthesizer
 from .._marginals import project_to_simplex
 from ..backends import EncodedTable
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, gaussian_sigma
 
 __all__ = ["IndependentSynthesizer"]
 
@@ -124,7 +124,7 @@ class IndependentSynthesizer(BaseSynthesizer):
             raise ValueError(f"pseudocount must be >= 0, got {self.pseudocount}.")
         sizes = self.domain_.sizes
         n_features = len(sizes)
-        sigma = ledger.sigma_for(ledger.rho_remaining(), math.sqrt(n_features))
+        sigma = gaussian_sigma(ledger.rho_remaining(), math.sqrt(n_features))
         noisy = [
             ledger.gaussian(table.counts([j]), sigma=sigma, rng=rng,
                             target=f"1-way marginal of {name!r}", n_cells=sizes[j])

@@ -118,15 +118,11 @@ class _TorchSynthesizer(BaseSynthesizer):
     def _plan_private_run(self, n_rows: int, ledger: PrivacyLedger,
                           rng: np.random.Generator):
         """Release the row count (``n_records_``) and plan the DP-SGD run from it."""
-        from .calibration import (
-            COUNT_BUDGET_SHARE,
-            noisy_row_count,
-            plan_dpsgd,
-            suggest_batch_size,
-        )
+        from ..privacy import noisy_row_count
+        from .calibration import COUNT_BUDGET_SHARE, plan_dpsgd, suggest_batch_size
 
-        self.n_records_ = noisy_row_count(ledger, n_rows,
-                                          COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
+        count = noisy_row_count(ledger, n_rows, COUNT_BUDGET_SHARE * ledger.rho_remaining(), rng)
+        self.n_records_ = max(count, 1.0)
         batch = self.batch_size
         if batch == "auto":
             batch = suggest_batch_size(ledger, self.n_records_, self.epochs)

@@ -2,9 +2,9 @@
 
 A private fit of a neural synthesizer makes two accesses to the data:
 
-1. the number of rows, released with the Gaussian mechanism (sensitivity 1
-   under add/remove-one-row neighbours) using a small share of the budget
-   (:func:`noisy_row_count`); it sets the Poisson sampling rate
+1. the number of rows, released with the discrete Gaussian mechanism
+   (sensitivity 1 under add/remove-one-row neighbours) using a small share
+   of the budget (:func:`sklearn_dpsynth.privacy.noisy_row_count`); it sets the Poisson sampling rate
    ``q = expected_batch / n_noisy`` and the number of steps, and is the
    model's estimate of the table size;
 2. DP-SGD: ``steps`` compositions of the Poisson-subsampled Gaussian
@@ -37,37 +37,12 @@ from ..privacy import PrivacyLedger, calibrate_dpsgd, calibrate_noise_multiplier
 __all__ = [
     "COUNT_BUDGET_SHARE",
     "DPSGDPlan",
-    "noisy_row_count",
     "plan_dpsgd",
     "suggest_batch_size",
 ]
 
 #: Share of the remaining zCDP budget spent on the noisy row count.
 COUNT_BUDGET_SHARE = 0.02
-
-
-def noisy_row_count(ledger: PrivacyLedger, n_rows: int, rho: float,
-                    rng: np.random.Generator) -> float:
-    """Release the number of rows with the Gaussian mechanism (sensitivity 1).
-
-    Parameters
-    ----------
-    ledger : PrivacyLedger
-    n_rows : int
-        The true (private) count.
-    rho : float
-        zCDP budget of the release.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    count : float
-        The noisy count, floored at 1.
-    """
-    sigma = ledger.sigma_for(rho)
-    noisy = ledger.gaussian(np.array([float(n_rows)]), sigma=sigma, rng=rng,
-                            target="number of rows")
-    return max(float(noisy[0]), 1.0)
 
 
 def _steps(epochs: float, n_rows: float, batch_size: float) -> int:

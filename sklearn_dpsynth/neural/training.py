@@ -4,7 +4,11 @@ The DP path is DP-SGD (Abadi et al. 2016) with Opacus: Poisson-sampled
 batches (each row independently with probability ``sample_rate``),
 per-sample gradients clipped to ``max_grad_norm``, Gaussian noise of
 standard deviation ``noise_multiplier * max_grad_norm`` added to their sum,
-and division by the *expected* batch size.  The privacy cost of a run is
+and division by the *expected* batch size.  The optimizer runs in Opacus's
+``secure_mode`` (each noise value the scaled sum of four Gaussian draws,
+Holohan & Braghin 2021, against the floating-point attack on one draw),
+with our seeded generator: ``torchcsprng`` is not needed, since the
+optimizer is built directly, not through ``PrivacyEngine``.  The privacy cost of a run is
 that of ``steps`` compositions of the Poisson-subsampled Gaussian mechanism;
 it is computed and recorded by :mod:`sklearn_dpsynth.privacy.dpsgd`,
 not here.
@@ -400,7 +404,7 @@ def _wrap(model, config: TrainingConfig, dp: DPSGDConfig, generator):
     adam = _adamw(model, config, config.adam_eps * dp.max_grad_norm)
     common = dict(noise_multiplier=dp.noise_multiplier, max_grad_norm=dp.max_grad_norm,
                   expected_batch_size=config.expected_batch_size, loss_reduction="mean",
-                  generator=generator)
+                  generator=generator, secure_mode=True)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*full_backward_hook.*")
         if dp.grad_sample_mode == "ghost":

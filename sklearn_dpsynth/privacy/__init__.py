@@ -2,9 +2,10 @@
 
 Every privacy formula of the library lives here: the zCDP / Renyi-DP /
 ``(epsilon, delta)`` conversions and mechanism costs (:mod:`.accounting`),
-the DP-SGD accounting (:mod:`.dpsgd`), the noise mechanisms
-(:mod:`.mechanisms`) and the ledger that records and enforces every cost
-(:mod:`.ledger`).  Nothing in this package needs torch.
+the DP-SGD accounting (:mod:`.dpsgd`), the mechanisms, each a class with
+its privacy map and its release (:mod:`.mechanisms`, drawing exactly with
+:mod:`._exact`), the ledger that records every cost before releasing
+(:mod:`.ledger`) and the budget's validation and defaults (:mod:`.budget`).  Nothing in this package needs torch.
 """
 
 from .accounting import (
@@ -27,13 +28,37 @@ from .dpsgd import (
     spend_dpsgd,
     subsampled_gaussian_rdp,
 )
-from .ledger import LedgerEntry, LedgerShare, PrivacyLedger
-from .mechanisms import exponential_mechanism, gaussian_mechanism, permute_and_flip
+from .budget import DEFAULT_DELTA, MAX_EPSILON, check_budget
+from .ledger import ROW_COUNT_TARGET, LedgerEntry, LedgerShare, PrivacyLedger, noisy_row_count
+from .mechanisms import (
+    Cost,
+    DiscreteGaussian,
+    ExponentialMechanism,
+    Mechanism,
+    PermuteAndFlip,
+    SubsampledGaussian,
+    ThresholdedHistogram,
+    exponential_mechanism,
+    gaussian_mechanism,
+    permute_and_flip,
+)
 
 __all__ = [
     "PrivacyLedger",
     "LedgerShare",
     "LedgerEntry",
+    "Mechanism",
+    "Cost",
+    "DiscreteGaussian",
+    "ExponentialMechanism",
+    "PermuteAndFlip",
+    "ThresholdedHistogram",
+    "SubsampledGaussian",
+    "noisy_row_count",
+    "ROW_COUNT_TARGET",
+    "DEFAULT_DELTA",
+    "MAX_EPSILON",
+    "check_budget",
     "epsilon_to_rho",
     "rho_to_epsilon",
     "rdp_to_epsilon",

@@ -41,15 +41,6 @@ def _check_delta(delta: float) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
 
 
-def _epsilon_at(alpha: float, rdp_value: float, delta: float) -> float:
-    """The (epsilon, delta) bound given one Renyi order and its divergence."""
-    return (
-        rdp_value
-        + math.log1p(-1.0 / alpha)
-        - (math.log(delta) + math.log(alpha)) / (alpha - 1.0)
-    )
-
-
 def rdp_to_epsilon(
     orders: np.ndarray, rdp: np.ndarray, delta: float
 ) -> tuple[float, float]:
@@ -105,16 +96,20 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
         return 0.0
     # The bound is convex in alpha near its minimum, located close to
     # 1 + sqrt(log(1/delta) / rho); search a bracket around it in log space.
-    guess = 1.0 + math.sqrt(math.log(1.0 / delta) / rho)
-    lo, hi = math.log(1e-9), math.log(100.0 * guess)
+    # The guess's excess over 1 is kept in log space: for a huge rho it is
+    # far below the spacing of floats near 1.
+    log_guess = 0.5 * (math.log(-math.log(delta)) - math.log(rho))
+    lo, hi = min(math.log(1e-9), log_guess - 5.0), math.log(200.0) + max(log_guess, 0.0)
 
     def objective(log_excess: float) -> float:
-        alpha = 1.0 + math.exp(log_excess)
-        return _epsilon_at(alpha, alpha * rho, delta)
+        excess = math.exp(log_excess)
+        alpha = 1.0 + excess
+        return (alpha * rho + math.log(excess / alpha)
+                - (math.log(delta) + math.log(alpha)) / excess)
 
     result = minimize_scalar(objective, bounds=(lo, hi), method="bounded",
                              options={"xatol": 1e-12})
-    candidates = [result.fun, objective(math.log(guess - 1.0))]
+    candidates = [result.fun, objective(log_guess)]
     return max(min(candidates), 0.0)
 
 

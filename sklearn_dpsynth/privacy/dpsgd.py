@@ -47,6 +47,7 @@ from scipy.special import gammaln, logsumexp
 
 from .accounting import rdp_to_epsilon
 from .ledger import LedgerEntry, PrivacyLedger
+from .mechanisms import SubsampledGaussian
 
 __all__ = [
     "DPSGD_MECHANISM",
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 #: Mechanism name recorded in the ledger for a DP-SGD run.
-DPSGD_MECHANISM = "DP-SGD (Poisson-subsampled Gaussian)"
+DPSGD_MECHANISM = SubsampledGaussian.name
 
 #: Largest Renyi order considered by :func:`rdp_orders` and :func:`calibrate_dpsgd`.
 MAX_ORDER = 10_000
@@ -356,6 +357,10 @@ def spend_dpsgd(ledger, *, sample_rate: float, noise_multiplier: float, steps: i
                 max_grad_norm: float, orders: Sequence[float], target: str) -> LedgerEntry:
     """Record a DP-SGD run in the ledger (raises if it would exceed the budget).
 
+    :meth:`~sklearn_dpsynth.PrivacyLedger.release` of a
+    :class:`~sklearn_dpsynth.privacy.SubsampledGaussian` whose run starts
+    after the call (the training loop draws its noise).
+
     Parameters
     ----------
     ledger : PrivacyLedger or LedgerShare
@@ -375,10 +380,7 @@ def spend_dpsgd(ledger, *, sample_rate: float, noise_multiplier: float, steps: i
     -------
     LedgerEntry
     """
-    curve = dpsgd_rdp(sample_rate, noise_multiplier, steps, orders)
-    return ledger.spend(target=target, mechanism=DPSGD_MECHANISM, rdp=(orders, curve),
-                        noise_scale=noise_multiplier * max_grad_norm,
-                        sensitivity=max_grad_norm, steps=int(steps),
-                        sample_rate=float(sample_rate),
-                        noise_multiplier=float(noise_multiplier),
-                        max_grad_norm=float(max_grad_norm))
+    mechanism = SubsampledGaussian(sample_rate=sample_rate, noise_multiplier=noise_multiplier,
+                                   steps=steps, max_grad_norm=max_grad_norm, orders=orders)
+    ledger.release(mechanism, None, rng=None, target=target)
+    return ledger.entries[-1]

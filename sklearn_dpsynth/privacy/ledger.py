@@ -26,28 +26,24 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import BudgetExceededError
-from .accounting import (
-    epsilon_to_rho,
-    exponential_epsilon,
-    gaussian_rho,
-    gaussian_sigma,
-    pure_dp_epsilon,
-    rdp_to_epsilon,
-    rho_to_epsilon,
-)
-from .mechanisms import exponential_mechanism, gaussian_mechanism, permute_and_flip
+from .accounting import epsilon_to_rho, gaussian_sigma, rdp_to_epsilon, rho_to_epsilon
+from .budget import check_budget
+from .mechanisms import DiscreteGaussian, ExponentialMechanism, Mechanism, PermuteAndFlip
 
-__all__ = ["LedgerEntry", "LedgerShare", "PrivacyLedger"]
+__all__ = ["LedgerEntry", "LedgerShare", "PrivacyLedger", "ROW_COUNT_TARGET", "noisy_row_count"]
 
 #: Relative slack allowed when checking a total against the budget; it only
 #: absorbs floating-point rounding of sums that are equal on paper.
 _RELATIVE_SLACK = 1e-9
+
+#: The selection mechanisms of :meth:`_Spending.select`, by ledger label.
+_SELECTIONS = {cls.name: cls for cls in (ExponentialMechanism, PermuteAndFlip)}
 
 #: A Renyi curve: (orders, values).
 Curve = tuple[Sequence[float], Sequence[float]]
@@ -160,24 +156,42 @@ class _Spending(ABC):
     def delta_remaining(self) -> float:
         """Additive delta that can still be spent."""
 
-    @staticmethod
-    def sigma_for(rho: float, sensitivity: float = 1.0) -> float:
-        """Gaussian noise scale that costs exactly ``rho`` at ``sensitivity``.
+    def release(self, mechanism: Mechanism, values: Any, *, rng: np.random.Generator | None,
+                target: str, **details: Any) -> Any:
+        """Record what ``mechanism`` costs, then release its output on ``values``.
 
-        A convenience for :func:`~sklearn_dpsynth.privacy.gaussian_sigma`.
+        The one way estimators touch private data: the cost (the
+        mechanism's privacy map, :meth:`~sklearn_dpsynth.privacy.Mechanism.cost`)
+        is recorded first, and nothing is released when it does not fit.
 
         Parameters
         ----------
-        rho : float
-            zCDP budget of the measurement, ``> 0``.
-        sensitivity : float, default=1.0
-            L2 sensitivity of the released vector.
+        mechanism : Mechanism
+            The mechanism, built from public parameters.
+        values
+            The exact (private) answers the mechanism releases.
+        rng : numpy.random.Generator
+            Source of randomness.
+        target : str
+            What is released, for the ledger.
+        **details
+            Extra information kept in the entry (besides the mechanism's
+            own public parameters).
 
         Returns
         -------
-        sigma : float
+        The mechanism's output.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the cost would exceed the budget (nothing is released).
         """
-        return gaussian_sigma(rho, sensitivity)
+        cost = mechanism.cost()
+        self.spend(target=target, mechanism=mechanism.name, rho=cost.rho, delta=cost.delta,
+                   rdp=cost.rdp, noise_scale=mechanism.noise_scale,
+                   sensitivity=mechanism.sensitivity, **{**mechanism.entry_fields, **details})
+        return mechanism.release(values, rng)
 
     def gaussian(
         self,
@@ -189,14 +203,17 @@ class _Spending(ABC):
         sensitivity: float = 1.0,
         **details: Any,
     ) -> np.ndarray:
-        """Release ``values`` with the Gaussian mechanism and record it.
+        """Release integer ``values`` with the discrete Gaussian mechanism and record it.
+
+        :meth:`release` with a
+        :class:`~sklearn_dpsynth.privacy.DiscreteGaussian`.
 
         Parameters
         ----------
-        values : array-like
-            Exact answers with L2 sensitivity ``sensitivity``.
+        values : array-like of int
+            Exact integer answers with L2 sensitivity ``sensitivity``.
         sigma : float
-            Noise standard deviation.
+            Scale of the noise.
         rng : numpy.random.Generator
             Source of randomness.
         target : str
@@ -208,12 +225,10 @@ class _Spending(ABC):
 
         Returns
         -------
-        noisy : ndarray
+        noisy : ndarray of float (integer-valued)
         """
-        rho = gaussian_rho(sigma, sensitivity)
-        self.spend(target=target, mechanism="gaussian", rho=rho, noise_scale=sigma,
-                   sensitivity=sensitivity, **details)
-        return gaussian_mechanism(values, sigma, rng)
+        return self.release(DiscreteGaussian(sigma, sensitivity), values, rng=rng,
+                            target=target, **details)
 
     def select(
         self,
@@ -228,6 +243,8 @@ class _Spending(ABC):
     ) -> int:
         """Select a candidate privately and record the cost.
 
+        :meth:`release` with the selection mechanism costing ``rho``.
+
         Parameters
         ----------
         scores : array-like of float
@@ -241,11 +258,11 @@ class _Spending(ABC):
         sensitivity : float, default=1.0
             Sensitivity of the scores.
         method : {"exponential", "permute-and-flip"}, default="exponential"
-            The exponential mechanism runs at ``epsilon = sqrt(8 rho)``
-            (:func:`~sklearn_dpsynth.privacy.exponential_epsilon`);
-            permute-and-flip at ``epsilon = sqrt(2 rho)``
-            (:func:`~sklearn_dpsynth.privacy.pure_dp_epsilon`, the generic
-            pure-DP to zCDP conversion).
+            :class:`~sklearn_dpsynth.privacy.ExponentialMechanism` at
+            ``epsilon = sqrt(8 rho)`` or
+            :class:`~sklearn_dpsynth.privacy.PermuteAndFlip` at
+            ``epsilon = sqrt(2 rho)`` (the generic pure-DP to zCDP
+            conversion).
         **details
             Extra information kept in the entry.
 
@@ -253,18 +270,11 @@ class _Spending(ABC):
         -------
         index : int
         """
-        if method == "exponential":
-            epsilon = exponential_epsilon(rho)
-            chooser: Callable = exponential_mechanism
-        elif method == "permute-and-flip":
-            epsilon = pure_dp_epsilon(rho)
-            chooser = permute_and_flip
-        else:
-            raise ValueError(
-                f"method must be 'exponential' or 'permute-and-flip', got {method!r}.")
-        self.spend(target=target, mechanism=method, rho=rho, noise_scale=epsilon,
-                   sensitivity=sensitivity, n_candidates=int(np.size(scores)), **details)
-        return chooser(scores, epsilon, rng, sensitivity=sensitivity)
+        if method not in _SELECTIONS:
+            raise ValueError(f"method must be one of {sorted(_SELECTIONS)}, got {method!r}.")
+        mechanism = _SELECTIONS[method].from_rho(rho, sensitivity)
+        return self.release(mechanism, scores, rng=rng, target=target,
+                            n_candidates=int(np.size(scores)), **details)
 
     def share(self, rho: float, delta: float = 0.0, *, label: str = "") -> "LedgerShare":
         """A part of the remaining budget for a sub-task, recorded here.
@@ -310,12 +320,13 @@ class PrivacyLedger(_Spending):
     Examples
     --------
     >>> import numpy as np
+    >>> from sklearn_dpsynth.privacy import gaussian_sigma
     >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-9)
     >>> rng = np.random.default_rng(0)
     >>> domain = ledger.share(rho=0.1 * ledger.rho_remaining(), label="domain")
-    >>> _ = domain.gaussian([3.0, 4.0], sigma=domain.sigma_for(domain.rho_remaining()),
+    >>> _ = domain.gaussian([3, 4], sigma=gaussian_sigma(domain.rho_remaining()),
     ...                     rng=rng, target="histogram of 'age'")
-    >>> noisy = ledger.gaussian([10.0, 5.0], sigma=ledger.sigma_for(ledger.rho_remaining()),
+    >>> noisy = ledger.gaussian([10, 5], sigma=gaussian_sigma(ledger.rho_remaining()),
     ...                         rng=rng, target="histogram of 'sex'")
     >>> eps, delta = ledger.spent()
     >>> bool(abs(eps - 1.0) < 1e-6)
@@ -325,14 +336,7 @@ class PrivacyLedger(_Spending):
     """
 
     def __init__(self, epsilon: float, delta: float) -> None:
-        if not (isinstance(epsilon, (int, float, np.floating, np.integer))
-                and math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-        if not (isinstance(delta, (int, float, np.floating, np.integer))
-                and 0 < delta < 1):
-            raise ValueError(f"delta must be a number in (0, 1), got {delta!r}.")
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
+        self.epsilon, self.delta = check_budget(epsilon, delta, warn=False)
         self.entries: list[LedgerEntry] = []
 
     # ------------------------------------------------------------------ totals
@@ -802,3 +806,38 @@ class LedgerShare(_Spending):
         return (f"LedgerShare({self.path or '(unnamed)'}: rho={self.rho:g}, "
                 f"delta={self.delta:g}; spent rho={self.rho_spent:.6g}, "
                 f"delta={self.delta_spent:.3g} in {len(self.entries)} entries)")
+
+
+#: Ledger target of every release of the number of rows.
+ROW_COUNT_TARGET = "row count"
+
+
+def noisy_row_count(ledger: PrivacyLedger | LedgerShare, n_rows: int, rho: float,
+                    rng: np.random.Generator) -> float:
+    """Release the number of rows with the discrete Gaussian mechanism.
+
+    Under add/remove-one-row neighbours the count has sensitivity 1; the
+    release costs ``rho`` (noise scale
+    :func:`~sklearn_dpsynth.privacy.gaussian_sigma` of ``rho``) and is recorded
+    with the target ``"row count"``.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger or LedgerShare
+        Records the release.
+    n_rows : int
+        The true (private) count.
+    rho : float
+        zCDP budget of the release, ``> 0``.
+    rng : numpy.random.Generator
+        Source of the noise.
+
+    Returns
+    -------
+    count : float
+        The noisy count, an integer (it may be 0 or negative: callers floor
+        it where they need a size).
+    """
+    noisy = ledger.gaussian(np.array([int(n_rows)]), sigma=gaussian_sigma(rho), rng=rng,
+                            target=ROW_COUNT_TARGET, n_cells=1)
+    return float(noisy[0])

@@ -15,12 +15,12 @@ import numpy as np
 
 from .._marginals import project_to_simplex
 from ..backends import encode_table
-from .._validation import check_budget, check_rng
+from .._validation import check_rng
 from ..domain import Domain
 from ..marginal.aim._workload import default_workload, parse_workload
 from ..marginal._measure import measure_marginals, weighted_sigmas
 from ..preprocessing import check_table
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, check_budget
 
 __all__ = ["NoisyWorkload", "measure_workload", "measure_workload_table", "workload_positions",
            "column_positions", "noisy_total"]

@@ -14,7 +14,7 @@ from ..marginal._compression import DomainCompression
 from ..marginal._measure import describe
 from ..marginal._pgm_mixin import _PGMMixin
 from ..pgm import GraphicalModel, Measurement, estimate
-from ..privacy import PrivacyLedger
+from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
 from ._base import PublicDataSynthesizer
 from ._workload import workload_positions
 from .pmw import _progress
@@ -232,10 +232,9 @@ class _JamRun:
     # ------------------------------------------------------------ steps
     def start(self, rho_round: float) -> None:
         """Measure the row count (a round's measurement share) and fit a uniform model."""
-        sigma = self.ledger.sigma_for(MEASURE_SHARE * rho_round)
-        count = np.array([self.table.counts([0]).sum()])
-        noisy = self.ledger.gaussian(count, sigma=sigma, rng=self.rng, target="row count",
-                                     n_cells=1)
+        rho = MEASURE_SHARE * rho_round
+        noisy = np.array([noisy_row_count(self.ledger, self.table.n_rows, rho, self.rng)])
+        sigma = gaussian_sigma(rho)
         self.n_hat = max(float(noisy[0]), 1.0)
         query = np.ones((1, self.domain[self.names[0]]))
         self.measurements.append(Measurement((self.names[0],), noisy, sigma, query))
@@ -268,7 +267,7 @@ class _JamRun:
                                   sensitivity=sensitivity,
                                   target=f"JAM round {round_}: marginal and source")
         marginal, source = options[pick]
-        sigma = self.ledger.sigma_for(MEASURE_SHARE * rho)
+        sigma = gaussian_sigma(MEASURE_SHARE * rho)
         if source == "private":
             true = self.scorer.true_counts(marginal)
             noisy = self.ledger.gaussian(true, sigma=sigma, rng=self.rng,
@@ -292,7 +291,7 @@ class _JamRun:
         """
         eligible = self.scorer.eligible(self.model.tree, size_limit)
         private, sensitivity, answers = self.scorer.scores(
-            self.model, eligible, self.ledger.sigma_for(rho_measure))
+            self.model, eligible, gaussian_sigma(rho_measure))
         options, scores = [], []
         for marginal, score in zip(eligible, private):
             options.append((marginal, "private"))

@@ -97,12 +97,3 @@ class BudgetSchedule:
         """Halve ``sigma`` and double ``epsilon`` (each costs four times more)."""
         self.sigma /= 2.0
         self.epsilon *= 2.0
-
-    @staticmethod
-    def sigma_for(rho: float) -> float:
-        """Noise scale of a sensitivity-1 Gaussian measurement costing ``rho``.
-
-        :func:`~sklearn_dpsynth.privacy.gaussian_sigma`, kept for the caller
-        in ``aim.py``.
-        """
-        return gaussian_sigma(rho)

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..._base import BaseSynthesizer
 from ...backends import EncodedTable
 from ...pgm import GraphicalModel, JunctionTree, ModelDomain
-from ...privacy import PrivacyLedger
+from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
                      parse_structural_zeros, refit, refit_from_independent)
@@ -466,7 +466,7 @@ class _Run:
         chosen, before = self.select(candidates, schedule, round_)
         sigma, epsilon = schedule.sigma, schedule.epsilon
         if schedule.final:
-            sigma = BudgetSchedule.sigma_for(self.ledger.rho_remaining())
+            sigma = gaussian_sigma(self.ledger.rho_remaining())
         self.measure(chosen, sigma)
         self.model.release_beliefs()  # only its potentials warm-start the refit
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
