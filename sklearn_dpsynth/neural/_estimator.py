@@ -102,8 +102,8 @@ class _TorchSynthesizer(BaseSynthesizer):
     def _check_saved_size(self, n_tensors: int, n_values: int, seq_len: int) -> None:
         sizes = {"d_model": self.d_model, "n_layers": self.n_layers, "n_heads": self.n_heads,
                  "d_ff": self.d_ff if self.d_ff is not None else 1, "seq_len": seq_len}
-        if not all(type(v) is int and 0 < v <= n_values for v in sizes.values()) or \
-                self.n_layers > n_tensors:
+        if not all(isinstance(v, Integral) and not isinstance(v, bool) and 0 < v <= n_values
+                   for v in sizes.values()) or self.n_layers > n_tensors:
             raise ValueError("the saved hyperparameters do not match the saved tensors")
 
     def _validate_params(self) -> None:
