@@ -64,6 +64,10 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     under that limit.
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_sampling_rng",
+                         "n_features_in_", "feature_names_in_")
+
     _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
 
     #: Most cells (rows x columns) one :meth:`sample` call generates at once.

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ._column_kinds import CSV_NA_STRINGS, check_column_names, csv_header, read_kinds
 from .exceptions import PrivacyWarning
-from .persistence import load, save
+from .persistence import ModelFileError, check_savable, load, save
 from .public_domain import describe_domain
 from .registry import available_methods, get_method, get_method_spec
 
@@ -266,9 +266,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise CommandError(f"method {args.method!r} has no parameter {', '.join(unknown)}")
+    model = cls(**params)
+    try:  # before any budget is spent: a model that cannot be saved is never fitted
+        check_savable(model)
+    except ValueError as exc:
+        raise CommandError(f"a {args.method} model with these parameters cannot be saved: "
+                           f"{exc}") from None
     frame = read_table(args.data, as_text=True)  # read by declared or private kinds in fit
     public = read_table(args.public, as_text=True) if args.public else None
-    model = cls(**params)
     print(f"fitting {args.method} on {args.data} at epsilon={args.epsilon:g}, "
           f"delta={args.delta:g} ...", file=sys.stderr)
     model.fit(frame, epsilon=args.epsilon, delta=args.delta,
@@ -282,7 +287,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def _load_model(path: str) -> Any:
     if not Path(path).is_file():
         raise CommandError(f"no such file: {path}")
-    return load(path)
+    try:
+        return load(path)
+    except ModelFileError as exc:
+        raise CommandError(f"{path}: {exc}") from None
 
 
 #: Above this many rows, ``sample -o FILE`` writes in chunks of this size.

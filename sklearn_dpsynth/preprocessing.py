@@ -109,6 +109,10 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
            [2, 0]])
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_rng", "n_features_in_",
+                         "feature_names_in_")
+
     _parameter_constraints: dict = {
         "domain": [dict, None],
         "n_bins": COMMON_CONSTRAINTS["n_bins"],

@@ -233,6 +233,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("history_", "n_synthetic_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "generator": [str, callable, object],

@@ -97,6 +97,9 @@ class IndependentSynthesizer(BaseSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("n_records_", "marginals_")
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "pseudocount": [float, int],

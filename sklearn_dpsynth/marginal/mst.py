@@ -234,6 +234,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("tree_edges_",)
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "initial_cliques": [list, tuple, None],

@@ -221,6 +221,14 @@ class DP2StageSynthesizer(_TorchSynthesizer):
     (5, 3)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("text_", "automaton_", "stage1_steps_")
+
+    def _persisted_module(self, name: str, seq_len: int, n_tensors: int, n_values: int):
+        """An untrained ``model_`` of the saved shape, for :func:`~sklearn_dpsynth.load` to fill."""
+        self._check_saved_size(n_tensors, n_values, seq_len)
+        return self._build_model(0, seq_len)
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         **NEURAL_CONSTRAINTS,

@@ -142,6 +142,9 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("history_", "n_public_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],

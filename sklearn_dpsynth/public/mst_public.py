@@ -125,6 +125,9 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     3
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("weights_", "reweight_info_", "tree_edges_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "public_selection": ["boolean"],

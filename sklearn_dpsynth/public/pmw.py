@@ -123,6 +123,9 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("weights_", "reweight_info_", "workload_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],

@@ -255,6 +255,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("workload_", "history_", "n_rounds_")
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],
