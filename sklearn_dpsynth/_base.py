@@ -66,7 +66,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
     _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_sampling_rng",
-                         "n_features_in_", "feature_names_in_")
+                         "n_features_in_", "feature_names_in_", "_kinds")
 
     _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
 

@@ -111,7 +111,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
 
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
     _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_rng", "n_features_in_",
-                         "feature_names_in_")
+                         "feature_names_in_", "_kinds")
 
     _parameter_constraints: dict = {
         "domain": [dict, None],

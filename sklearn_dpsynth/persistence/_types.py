@@ -42,6 +42,7 @@ class ValueType:
 
 
 def _core_value_types() -> list[ValueType]:
+    from .._column_kinds import ColumnKind
     from .._input import InputForm
     from ..domain import ColumnSpec, Domain
     from ..evolution.generators import (PublicBootstrapGenerator, SynthesizerGenerator,
@@ -58,7 +59,9 @@ def _core_value_types() -> list[ValueType]:
         ValueType(InputForm, ("columns", "dtypes", "is_frame")),
         ValueType(Domain, ("specs",)),
         ValueType(ColumnSpec, ("name", "kind", "n_codes", "categories", "edges", "points",
-                               "integer", "missing", "other", "clip", "_lookup")),
+                               "integer", "missing", "other", "clip", "value_type", "unit",
+                               "tz", "_lookup")),
+        ValueType(ColumnKind, ("kind", "unit", "tz")),
         ValueType(PrivacyLedger, ("epsilon", "delta", "entries")),
         ValueType(LedgerEntry, ("target", "mechanism", "rho", "delta", "sensitivity",
                                 "noise_scale", "details", "rdp_orders", "rdp_values")),
