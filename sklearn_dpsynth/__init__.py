@@ -3,7 +3,8 @@
 from ._base import DEFAULT_DELTA, BaseSynthesizer
 from .domain import ColumnSpec, Domain
 from .evolution import PrivateEvolutionSynthesizer
-from .exceptions import BudgetExceededError, DomainInferenceWarning, PrivacyWarning
+from .exceptions import (BudgetExceededError, DomainInferenceError, DomainInferenceWarning,
+                         PrivacyWarning)
 from .marginal import AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer
 from .neural import DP2StageSynthesizer, DPTBARTSynthesizer, SynLMSynthesizer
 from .public import JAMSynthesizer, MSTPublicSynthesizer, PMWPubSynthesizer
@@ -33,6 +34,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivacyWarning",
     "DomainInferenceWarning",
+    "DomainInferenceError",
     "BudgetExceededError",
     "DEFAULT_DELTA",
     "save",

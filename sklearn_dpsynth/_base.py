@@ -56,9 +56,22 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     Common parameters (every subclass lists them in its ``__init__``):
     ``domain``, ``n_bins``, ``preprocessing``, ``preprocessing_budget``,
     ``max_categories``, ``random_state``.
+
+    One call of :meth:`sample` draws at most ``max_sample_cells`` cells
+    (rows times columns; a class attribute, ``2**28`` by default: 2 GiB of
+    int64 codes before decoding) and refuses more with a ValueError naming
+    ``n_samples``; :meth:`sample_to` writes any number of rows in chunks
+    under that limit.
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_sampling_rng",
+                         "n_features_in_", "feature_names_in_", "_kinds")
+
     _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
+
+    #: Most cells (rows x columns) one :meth:`sample` call generates at once.
+    max_sample_cells: int = 2**28
 
     #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).
     _accepts_public_data = False
@@ -144,7 +157,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         is_frame = isinstance(frame, pd.DataFrame)
         dtypes = dict(frame.dtypes.items()) if is_frame else engine_dtypes(frame)
         kinds_budget = None
-        if columns_to_measure(dtypes, declared) and self.preprocessing == "private":
+        if columns_to_measure(dtypes, declared) and self.preprocessing != "non-private":
             kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
             rho -= kinds_budget.rho
         if is_frame:
@@ -240,18 +253,28 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             reproducible.
         conditions : dict, optional
             ``{column: value}`` to fix; supported only by estimators that
-            say so.
+            say so.  Anything but a mapping raises a TypeError naming
+            ``conditions``.
 
         Returns
         -------
         DataFrame or ndarray
             Same column names, order and dtypes as the fitted table (an
             ndarray when ``fit`` received one).
+
+        Raises
+        ------
+        ValueError
+            When ``n_samples`` times the number of columns exceeds
+            ``max_sample_cells`` (``2**28`` by default): the rows would not
+            fit in memory at once; write them with :meth:`sample_to`, which
+            generates them in chunks, or draw several smaller samples.
         """
         check_is_fitted(self, "privacy_ledger_")
         if n_samples is None:
             n_samples = max(int(round(self._estimated_n_records())), 1)
         n_samples = check_n_samples(n_samples)
+        self._check_sample_size(n_samples)
         rng = self._sampling_rng if random_state is None else check_rng(random_state)
         encoded_conditions = self._encode_conditions(conditions)
         codes = self._sample_encoded(n_samples, rng, encoded_conditions)
@@ -283,7 +306,8 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         n_samples : int
             Number of rows, ``>= 0``.
         chunk_size : int, default=100_000
-            Largest number of rows generated at once, ``>= 1``.
+            Largest number of rows generated at once, ``>= 1`` and at most
+            ``max_sample_cells`` cells (rows times columns).
         format : {"csv", "parquet"}, optional
             Inferred from the suffix (``.csv``, ``.csv.gz``, ``.parquet``,
             ``.pq``) when omitted.  Parquet needs pyarrow
@@ -303,6 +327,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
                 or chunk_size < 1:
             raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}.")
+        self._check_sample_size(min(chunk_size, n_samples), "chunk_size")
         writer = _ChunkWriter(path, _output_format(path, format))
         rng = self._sampling_rng if random_state is None else check_rng(random_state)
         sizes = [chunk_size] * (n_samples // chunk_size)
@@ -317,7 +342,30 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             writer.close()
         return len(sizes)
 
+    def _check_sample_size(self, n_rows: int, parameter: str = "n_samples") -> None:
+        """ValueError naming ``parameter`` above :attr:`max_sample_cells` cells at once."""
+        advice = ("pass a smaller chunk_size" if parameter == "chunk_size" else
+                  "write larger outputs with sample_to(path, n_samples, chunk_size=...), "
+                  "which generates them in chunks, or call sample several times")
+        self._check_cells(n_rows, len(self._form.columns), f"{parameter}={n_rows}", advice)
+
+    def _check_cells(self, n_rows: int, n_columns: int, subject: str, advice: str) -> None:
+        """ValueError when ``n_rows`` rows of ``n_columns`` exceed :attr:`max_sample_cells`.
+
+        ``subject`` names the parameters asking for the rows, ``advice`` the
+        fix; the check reads only sizes chosen by the user or public.
+        """
+        n_columns = max(n_columns, 1)
+        if n_rows * n_columns > self.max_sample_cells:
+            raise ValueError(f"{subject} asks for {n_rows} rows of {n_columns} columns at once, "
+                             f"more than max_sample_cells={self.max_sample_cells} cells "
+                             f"(at most {self.max_sample_cells // n_columns} rows) held in "
+                             f"memory; {advice}.")
+
     def _encode_conditions(self, conditions: Mapping | None) -> dict[int, int] | None:
+        if conditions is not None and not isinstance(conditions, Mapping):
+            raise TypeError("conditions must be a dict {column: value}, got a "
+                            f"{type(conditions).__name__}.")
         if not conditions:
             return None
         encoded = {}

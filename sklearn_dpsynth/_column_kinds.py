@@ -108,6 +108,12 @@ KIND_FRACTION = 0.95
 #: ... and its noisy count exceeds this many noise standard deviations.
 _SIGNAL = 4.0
 
+#: The cells outside a chosen kind (or finer than a chosen unit) may exceed
+#: their allowed share by this many standard deviations of their noisy sum:
+#: the noise on empty cells must not decide (a pure number column is then
+#: read as numbers but for a ~1e-3 chance).
+_MARGIN = 3.0
+
 
 @dataclass(frozen=True)
 class ColumnKind:
@@ -379,31 +385,45 @@ def learned_unit(counts: np.ndarray, sigma: float) -> str | None:
     -------
     str or None
     """
-    dates = np.maximum(np.asarray(counts, dtype=float)[3:], 0.0)
+    dates = np.asarray(counts, dtype=float)[3:]
     if dates.sum() <= _SIGNAL * sigma * np.sqrt(len(dates)):
         return None
-    return choose_unit(dates_by_unit(counts))
+    return choose_unit(dates_by_unit(counts), sigma * np.sqrt(2))  # two cells per unit
 
 
-def choose_unit(date_counts: np.ndarray) -> str | None:
+def choose_unit(date_counts: np.ndarray, sigma: float = 0.0) -> str | None:
     """The coarsest unit that :data:`KIND_FRACTION` of the (noisy) dates start.
 
     Parameters
     ----------
     date_counts : ndarray of float, shape (7,)
-        Counts of the date cells of :data:`KIND_CELLS` (year .. finer).
+        Counts of dates by the coarsest unit they start (year .. finer), as
+        :func:`dates_by_unit` sums the date cells of :data:`KIND_CELLS`.
+    sigma : float, default=0.0
+        Their noise standard deviation: the dates finer than a unit may exceed
+        their allowed share by :data:`_MARGIN` standard deviations of their
+        (unclipped) sum, so that noise on empty cells does not push the
+        choice to a finer unit.
 
     Returns
     -------
     str or None
         None when more than 5% of the dates are finer than a second.
     """
-    counts = np.maximum(np.asarray(date_counts, dtype=float), 0.0)
-    total = counts.sum()
+    counts = np.asarray(date_counts, dtype=float)
     for index, unit in enumerate(_UNITS):
-        if counts[index + 1:].sum() <= (1.0 - KIND_FRACTION) * total:
+        finer = counts[index + 1:]
+        if _within_share(finer.sum(), counts[:index + 1].sum(), sigma, finer.size):
             return unit
     return None
+
+
+def _within_share(rest: float, part: float, sigma: float, n_rest: int) -> bool:
+    """Whether ``rest`` (an unclipped noisy sum of ``n_rest`` cells) is, within
+    :data:`_MARGIN` of its noise, at most the share ``1 - KIND_FRACTION`` of
+    ``rest + part``."""
+    allowed = (1.0 - KIND_FRACTION) / KIND_FRACTION * max(part, 0.0)
+    return rest - _MARGIN * sigma * np.sqrt(n_rest) <= allowed
 
 
 def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
@@ -428,19 +448,21 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
         Whether the column was left as categories though at least half of
         its values read as numbers or as dates (worth declaring).
     """
-    counts = np.maximum(np.asarray(counts, dtype=float), 0.0)
+    counts = np.asarray(counts, dtype=float)
     integers, decimals, text = counts[:3]
     numbers, dates = integers + decimals, counts[3:].sum()
-    present = numbers + text + dates
-    if numbers >= KIND_FRACTION * present and numbers > _SIGNAL * sigma * np.sqrt(2):
-        kind = "integer" if decimals <= (1.0 - KIND_FRACTION) * numbers else "numeric"
-        return ColumnKind(kind), False
-    if dates >= KIND_FRACTION * present and dates > _SIGNAL * sigma * np.sqrt(
-            2 * _N_DATE_CELLS):
+    n_dates = counts.size - 3
+    if numbers > _SIGNAL * sigma * np.sqrt(2) and _within_share(
+            text + dates, numbers, sigma, 1 + n_dates):
+        integer = _within_share(decimals, integers, sigma, 1)
+        return ColumnKind("integer" if integer else "numeric"), False
+    if dates > _SIGNAL * sigma * np.sqrt(n_dates) and _within_share(
+            numbers + text, dates, sigma, 3):
         with_offset = counts[3 + _N_DATE_CELLS:].sum()
-        return ColumnKind("datetime", choose_unit(dates_by_unit(counts)),
+        return ColumnKind("datetime", choose_unit(dates_by_unit(counts), sigma * np.sqrt(2)),
                           "UTC" if with_offset >= 0.5 * dates else None), False
-    signal = present > _SIGNAL * sigma * np.sqrt(len(KIND_CELLS))
+    present = counts.sum()
+    signal = present > _SIGNAL * sigma * np.sqrt(counts.size)
     return ColumnKind("category"), bool(signal and max(numbers, dates) >= 0.5 * present)
 
 

@@ -8,38 +8,67 @@ Three ways to get a column's domain, in order of preference:
    each categorical column an equal share of ``delta``), each access
    recorded in the ledger:
 
-   * numeric bounds: one Gaussian-noised histogram (L2 sensitivity 1 under
-     add/remove-one-row) over the cells of a fixed, data-independent grid:
-     0 and ``±m·10^k`` for numbers, calendar years for datetimes.  Its
-     noisy counts are then read, at no further cost, at two resolutions:
-     single cells, and blocks of cells (a decade of numbers, a decade of
-     years).  A cell carries *signal* when its noisy count exceeds four
-     noise standard deviations; a block carries signal as a whole when the
-     summed noisy count of its cells *without* signal exceeds four of that
-     sum's standard deviations (``sigma·sqrt(m)`` for ``m`` cells), i.e.
-     when it holds mass that no single cell shows (on small tables, mass
-     spread over a decade).  A false positive among the few hundred cells
-     and blocks has probability about 1e-2.  The bounds are the outer
-     edges of the outermost cells or blocks with signal;
-     values outside are clipped into that range.  When nothing carries
-     signal the bounds are **not** chosen from noise: they fall back to the
-     whole grid (nothing can be ruled out) and a
-     :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
-     column.  The same warning names a column whose signal lies in a single
-     cell (e.g. ``[0, 0.001]`` for a zero-inflated amount whose non-zero
-     values are all below the noise): everything outside that cell is
-     clipped into it;
+   * numeric bounds: three Gaussian-noised histograms (each of L2
+     sensitivity 1 under add/remove-one-row: a row falls in one cell of
+     each) on a fixed, data-independent, nested grid -- 0 and ``±m·10^k``
+     for numbers, calendar years for datetimes -- spending half, a quarter
+     and a quarter of the column's ``rho``:
+
+     1. the **blocks** (a decade of numbers, a decade of years; the cells
+        touching 0 alone) locate the mass: scanning from each end, the
+        first block whose noisy count, or the noisy count of all blocks
+        scanned so far, exceeds four of its noise standard deviations
+        (``sigma`` or ``sigma·sqrt(k)``) is where the bound falls.  Nothing
+        significant from either end means *no signal*;
+     2. the **cells** of each outermost block may narrow the bound to a
+        cell (:func:`_narrowed`): only when the cells with signal of their
+        own (four standard deviations) hold at least 90% of the block's
+        noisy count, to the outermost such cell (or the next one out),
+        when the noisy mass beyond it is below three of its standard
+        deviations.  Otherwise the bound stays at the block's edge, and a
+        spread mass reaching that edge takes in the next block outward when
+        its noisy count exceeds one standard deviation (the thin tail of a
+        lognormal);
+     3. the **sub-cells** of the two cells the bounds end in (50 equal parts
+        of a number cell, or one per integer for an integer column when a
+        cell is narrower; 12 of a year) narrow them the same way.  Every
+        ranged column spends this third histogram, with signal or not, so
+        that the ledger's entries never depend on the noise.
+
+     An integer column's bounds are then the first and last integers of the
+     learned cells (cells are ``[left, right)``); values outside the bounds
+     are clipped into them.  Bins within the bounds follow
+     :func:`~sklearn_dpsynth.domain.numeric_edges`: log-spaced, with a point
+     at 0 for a float column, when the learned bounds span two orders of
+     magnitude (:func:`_learned_scale`: they then hold decades of mass),
+     else as ``scale="auto"`` says.  The false-positive rate of a bound is about ``1e-3`` per
+     scan;
    * categorical supports: a thresholded Gaussian histogram over the
      observed values (Gaussian partition selection): a value is kept when
      its noisy count exceeds ``1 + sigma * z`` where ``z`` is the
      ``1 - delta_col`` normal quantile, so a value present in only one of
      two neighbouring tables is released with probability at most
      ``delta_col``.  At most ``max_categories`` values are kept (largest
-     noisy counts); every other value maps to an ``"<other>"`` code.  When
-     no value is kept the column is named in the same warning.
+     noisy counts); every other value maps to an ``"<other>"`` code.
 
-   The warning and everything else computed from the noisy counts is
-   post-processing: it costs nothing.
+   **No signal, no fit.**  When a column has no significant block, or no
+   category is kept, a
+   :class:`~sklearn_dpsynth.exceptions.DomainInferenceError` names the
+   columns, the budget spent so far and the fix, *before* the synthesizer
+   measures anything else (and before the sub-cell histograms).  The
+   decision reads the noisy counts only, and the message holds only
+   column names and data-independent costs: neighbouring tables whose
+   noise leads to the same decision get the same error.  The opt-in
+   ``preprocessing="private-lenient"`` fits anyway: such bounds fall back to
+   the whole grid (nothing can be ruled out), no category is kept, and one
+   :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
+   columns.  The same warning names a column whose bounds lie in a cell
+   touching 0 (e.g. ``[0, 0.001]`` for a zero-inflated amount whose
+   non-zero values are all below the noise): everything else is clipped
+   into it.
+
+   Every decision, warning and error is computed from the noisy counts:
+   post-processing, at no further cost.
 3. **Read from the data** (``preprocessing="non-private"``): bounds and
    category lists are read exactly; a
    :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` names them.
@@ -56,8 +85,9 @@ tells two neighbouring tables apart.
 
 from __future__ import annotations
 
+import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
@@ -65,7 +95,7 @@ import pandas as pd
 
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
-from .exceptions import DomainInferenceWarning, PrivacyWarning
+from .exceptions import DomainInferenceError, DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, ThresholdedHistogram, gaussian_sigma
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
@@ -73,6 +103,34 @@ __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 #: A cell (or block of cells) of a private range histogram carries signal
 #: when its noisy count exceeds this many of its noise standard deviations.
 _BOUND_THRESHOLD = 4.0
+
+#: A bound moves inward past part of a unit only when the noisy mass beyond
+#: stays below this many of its noise standard deviations ...
+_BEYOND_THRESHOLD = 3.0
+#: ... and only in a unit whose parts with signal hold all but this share of
+#: its noisy count.
+_SPREAD_SHARE = 0.1
+#: ... moving past at most this many parts without signal of their own.
+_OUTWARD_STEPS = 1
+
+#: A bound that stays at a block's edge takes in the next block outward when
+#: that block's noisy count exceeds this many noise standard deviations.
+_TAIL_THRESHOLD = 1.0
+
+#: Shares of a numeric or datetime column's budget spent on its three noisy
+#: histograms: of the blocks (decades), of the cells, and of the sub-cells of
+#: the two outermost cells.
+_LEVEL_SHARES = (0.5, 0.25, 0.25)
+
+#: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
+#: for a calendar year).
+_SUBCELLS = {"numeric": 50, "datetime": 12}
+
+#: The ``preprocessing`` values that learn undeclared columns privately.
+PRIVATE_MODES = ("private", "private-lenient")
+
+#: Learned bounds get log-spaced bins from this many orders of magnitude on.
+_LEARNED_LOG_SPAN = 2
 
 #: Rows factorized at once when a DataFrame's category counts are computed.
 _CATEGORY_BLOCK_ROWS = 1 << 18
@@ -115,11 +173,29 @@ class _Grid:
 
     left: np.ndarray
     right: np.ndarray
-    block: np.ndarray  # block index of every cell
+    block: np.ndarray  # block index of every cell, increasing with the cells' values
     cuts: np.ndarray  # the inner cut points (cell i is [cuts[i-1], cuts[i]))
+    n_sub: int = 1  # equal parts of a cell in the sub-cell histogram
 
     def cell_of(self, values: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.cuts, values, side="right")
+
+    def cells_of_block(self, block: int) -> np.ndarray:
+        """Indices of the cells of ``block`` (a contiguous run)."""
+        return np.flatnonzero(self.block == block)
+
+    def sub_edges(self, cell: int, integer: bool = False) -> np.ndarray:
+        """The edges of the equal sub-cells of ``cell``: ``n_sub`` of them, or
+        for an integer column at most one per unit of width (a grid cell
+        starts and ends on an integer whenever it is at least 1 wide)."""
+        width = self.right[cell] - self.left[cell]
+        n_sub = min(self.n_sub, max(1, math.ceil(width))) if integer else self.n_sub
+        return np.linspace(self.left[cell], self.right[cell], n_sub + 1)
+
+
+def _in_value_order(block: np.ndarray) -> np.ndarray:
+    """Block labels renumbered 0, 1, ... along the cells (blocks are contiguous runs)."""
+    return np.concatenate([[0], np.cumsum(block[1:] != block[:-1])])
 
 
 def _numeric_grid() -> _Grid:
@@ -131,7 +207,7 @@ def _numeric_grid() -> _Grid:
     sign = np.where(right <= 0, -1, 1)
     decade = np.where(near_zero > 0, np.floor(np.log10(np.maximum(near_zero, 1e-300))), -99)
     _, block = np.unique(np.stack([sign, decade], axis=1), axis=0, return_inverse=True)
-    return _Grid(left, right, block.ravel(), cuts)
+    return _Grid(left, right, _in_value_order(block.ravel()), cuts, _SUBCELLS["numeric"])
 
 
 def _datetime_grid() -> _Grid:
@@ -142,7 +218,7 @@ def _datetime_grid() -> _Grid:
     years = np.arange(_YEARS[0] - 1, _YEARS[1] + 1)  # year of each cell (outer ones apart)
     block = np.concatenate([[0], 1 + (years[1:] - _YEARS[0]) // 10])
     block[-1] = block[-2] + 1
-    return _Grid(left, right, block, cuts)
+    return _Grid(left, right, block, cuts, _SUBCELLS["datetime"])
 
 
 # ------------------------------------------------------------------ budget
@@ -227,10 +303,21 @@ def _public_spec(series: pd.Series) -> ColumnSpec | None:
 
 
 def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
-                  n_bins: int) -> ColumnSpec:
+                  n_bins: int, scale: str = "auto") -> ColumnSpec:
+    if column_kind(series) == "datetime":  # seconds since 1970: no orders of magnitude
+        scale = "linear"
     entry = {"bounds": (low, high), "integer": is_integer(series),
-             "missing": can_hold_missing(series), "clip": True}
+             "missing": can_hold_missing(series), "clip": True, "scale": scale}
     return spec_from_declaration(name, entry, n_bins)
+
+
+def _learned_scale(low: float, high: float) -> str:
+    """``"log"`` for learned bounds ``_LEARNED_LOG_SPAN`` orders of magnitude apart
+    (``high >= 100 * max(low, 1)``, a negative part within 1% of ``high``): they
+    span blocks of the decade grid, so the noisy counts put mass across decades
+    (a length of stay learned as ``[1, 999]``); else ``"auto"``."""
+    wide = high >= 10.0 ** _LEARNED_LOG_SPAN * max(low, 1.0) and -low <= high / 100
+    return "log" if wide else "auto"
 
 
 # ------------------------------------------------------- private learning
@@ -290,40 +377,185 @@ def _grid_of(series: pd.Series) -> _Grid:
     return _datetime_grid() if column_kind(series) == "datetime" else _numeric_grid()
 
 
-def _private_range(name, series, budget: _Budget, n_bins: int,
-                   counts: np.ndarray) -> tuple[ColumnSpec, str]:
-    """Bounds from one noisy histogram on a public grid; ``(spec, signal)``.
+@dataclass(frozen=True)
+class _Range:
+    """Learned bounds of a column, the grid cells they end in, those cells'
+    noisy counts, and whether anything had signal (else: the whole grid)."""
 
-    ``signal`` is ``"none"`` (the whole-grid fallback), ``"one cell"`` (the
-    bounds are a single grid cell) or ``"found"``.
+    low: float
+    high: float
+    low_cell: int
+    high_cell: int
+    low_count: float
+    high_count: float
+    signal: bool = True
+
+
+def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
+    """The first unit, scanning ``noisy`` from one end, where significant mass starts.
+
+    A unit is significant when its own noisy count, or the noisy count of
+    all units scanned so far (itself included, ``k`` of them), exceeds
+    ``_BOUND_THRESHOLD`` of its noise standard deviation (``sigma`` or
+    ``sigma * sqrt(k)``): everything beyond it holds less than that,
+    give or take the noise.  Returns its index, or None.
     """
-    grid = _grid_of(series)
-    noisy = budget.noisy_histogram(counts, target=f"range of {name!r}")
-    cells_with_signal = np.flatnonzero(_cells_with_signal(noisy, budget.sigma, grid.block))
-    if not cells_with_signal.size:
-        low, high, found = grid.left[0], grid.right[-1], "none"
-    else:
-        first, last = cells_with_signal[0], cells_with_signal[-1]
-        low, high = grid.left[first], grid.right[last]
-        found = "one cell" if first == last else "found"
-    return _numeric_spec(name, series, float(low), float(high), n_bins), found
+    order = noisy[::-1] if from_top else noisy
+    k = np.arange(1, order.size + 1)
+    hit = (order > _BOUND_THRESHOLD * sigma) | \
+        (np.cumsum(order) > _BOUND_THRESHOLD * sigma * np.sqrt(k))
+    if not hit.any():
+        return None
+    first = int(np.argmax(hit))
+    return order.size - 1 - first if from_top else first
 
 
-def _cells_with_signal(noisy: np.ndarray, sigma: float, block: np.ndarray) -> np.ndarray:
-    """Cells whose noisy count clears the threshold, and whole blocks whose residue does.
+def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
+              from_top: bool) -> int | None:
+    """The outermost part of a unit the bound may stop at, or None (keep the unit's edge).
 
-    A block's residue is the noisy mass of its cells that carry no signal
-    on their own; its noise has standard deviation ``sigma * sqrt(m)`` for
-    ``m`` such cells.  A block whose residue clears the threshold holds
-    mass that no single cell shows, somewhere in its range: the whole block
-    is kept.
+    ``noisy`` holds the noisy counts of the unit's parts (noise ``sigma``
+    each) and ``total`` the unit's own noisy count (noise ``sigma_total``).
+    Scanning inward, the first part that is significant on its own (above
+    ``_BOUND_THRESHOLD * sigma``) shows where the mass is; the bound stops
+    at the outer edge of the innermost part, up to that one and at most
+    ``_OUTWARD_STEPS`` parts further out, beyond which the mass is *not*
+    significant (:func:`_mass_beyond` below
+    ``_BEYOND_THRESHOLD`` of its standard deviation).  Only a concentrated
+    unit is narrowed: its significant parts must hold at least
+    ``1 - _SPREAD_SHARE`` of ``total``.  A mass in a few parts (years in one
+    cell, a latitude band, months) gets a tight bound; a tail spread thin
+    over many parts, or a unit whose parts the noise blurs, keeps its edge.
     """
-    cell_signal = noisy > _BOUND_THRESHOLD * sigma
-    quiet = ~cell_signal
-    residue = np.bincount(block, weights=np.where(quiet, noisy, 0.0))
-    n_quiet = np.bincount(block, weights=quiet.astype(float))
-    block_signal = residue > _BOUND_THRESHOLD * sigma * np.sqrt(np.maximum(n_quiet, 1.0))
-    return cell_signal | block_signal[block]
+    order = noisy[::-1] if from_top else noisy
+    single = np.flatnonzero(order > _BOUND_THRESHOLD * sigma)
+    if not single.size or order[single].sum() < (1 - _SPREAD_SHARE) * total:
+        return None
+    first = int(single[0])
+    for j in range(first, max(first - _OUTWARD_STEPS, 0) - 1, -1):
+        beyond, spread = _mass_beyond(order, j, sigma, total, sigma_total)
+        if beyond <= _BEYOND_THRESHOLD * spread:
+            return order.size - 1 - j if from_top else j
+    return None
+
+
+def _mass_beyond(order: np.ndarray, j: int, sigma: float, total: float,
+                 sigma_total: float) -> tuple[float, float]:
+    """Noisy mass of the parts before ``j`` in scan order, and its standard deviation.
+
+    Estimated twice, as their sum and as ``total`` minus the parts from
+    ``j`` on, and combined by inverse variance (the two are independent).
+    """
+    if j == 0:
+        return 0.0, 0.0
+    var_outside = j * sigma ** 2
+    var_inside = sigma_total ** 2 + (order.size - j) * sigma ** 2
+    weight = var_inside / (var_outside + var_inside)
+    beyond = weight * order[:j].sum() + (1 - weight) * (total - order[j:].sum())
+    return float(beyond), float(np.sqrt(var_outside * var_inside / (var_outside + var_inside)))
+
+
+def _ends(noisy: np.ndarray, sigma: float) -> tuple[int, int] | None:
+    """``(low, high)`` units where significant mass starts from each end, or None.
+
+    When the two scans cross (thin mass, each scan significant only past
+    the other's end) the pair is swapped: the bounds then hold the core.
+    """
+    low = _significant(noisy, sigma, from_top=False)
+    high = _significant(noisy, sigma, from_top=True)
+    if low is None or high is None:
+        return None
+    return (low, high) if low <= high else (high, low)
+
+
+def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Range:
+    """Bounds from the noisy histograms of the blocks and of the cells.
+
+    The blocks locate the outermost significant mass (e.g. a decade); the
+    cells of each outermost block narrow it to a cell (:func:`_narrowed`)
+    or keep the block's edge.  Without signal: the whole grid,
+    ``signal=False``.
+    """
+    sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
+    blocks = _level(budget, 0).noisy_histogram(
+        np.bincount(grid.block, weights=counts), target=f"range of {name!r}: blocks")
+    cells = _level(budget, 1).noisy_histogram(counts, target=f"range of {name!r}: cells")
+    ends = _ends(blocks, sigmas[0])
+    if ends is None:
+        last = grid.left.size - 1
+        return _Range(grid.left[0], grid.right[last], 0, last, cells[0], cells[last], False)
+    in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
+    low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
+    high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
+    if low_cell is None:  # a spread mass reaching the block's edge may go on
+        in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
+    if high_cell is None:
+        in_high = _with_tail(grid, blocks, ends[1], +1, sigmas[0])
+    low_cell = int(in_low[0] if low_cell is None else in_low[low_cell])
+    high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
+    if low_cell > high_cell:  # crossed inside one block: keep its edges
+        low_cell, high_cell = int(in_low[0]), int(in_high[-1])
+    return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
+                  float(cells[low_cell]), float(cells[high_cell]))
+
+
+def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
+               sigma: float) -> np.ndarray:
+    """Cells of ``block``, and of its neighbour outward when that one's noisy
+    count exceeds ``_TAIL_THRESHOLD * sigma`` (the tail of a spread mass, e.g.
+    the lowest percent of a lognormal, below the significance of a bound)."""
+    neighbour = block + step
+    if not 0 <= neighbour < blocks.size or blocks[neighbour] <= _TAIL_THRESHOLD * sigma:
+        return grid.cells_of_block(block)
+    return np.union1d(grid.cells_of_block(block), grid.cells_of_block(neighbour))
+
+
+def _level(budget: _Budget, level: int) -> _Budget:
+    """The budget of one of a ranged column's three histograms."""
+    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[level])
+
+
+def _sub_grid(grid: _Grid, found: _Range,
+              integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
+    """The sub-cells of the outermost cells of ``found`` as one grid, and the
+    indices of its low cell's and high cell's sub-cells in that grid."""
+    cells = sorted({found.low_cell, found.high_cell})
+    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells]))
+    left = np.concatenate([[-np.inf], cuts])
+    right = np.concatenate([cuts, [np.inf]])
+
+    def inside(cell: int) -> np.ndarray:
+        return np.flatnonzero((left >= grid.left[cell]) & (right <= grid.right[cell]))
+    return (_Grid(left, right, np.zeros(left.size, dtype=np.int64), cuts),
+            inside(found.low_cell), inside(found.high_cell))
+
+
+def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
+                    frame: pd.DataFrame) -> dict:
+    """Bounds narrowed to sub-cells: one more noisy histogram per column, of the
+    sub-cells of the cells its bounds end in (one pass over an engine for them
+    all).  Every column spends it, with signal or not, so that the ledger
+    holds the same entries whatever the noise decided."""
+    todo = list(found)
+    subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
+    counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
+    sigma = budget.sigma * _LEVEL_SHARES[2] ** -0.5
+    sigma_cell = budget.sigma * _LEVEL_SHARES[1] ** -0.5
+    out = dict(found)
+    for name in todo:
+        sub, low_part, high_part = subs[name]
+        measured = np.union1d(low_part, high_part)
+        noisy = np.zeros(sub.left.size)
+        noisy[measured] = _level(budget, 2).noisy_histogram(
+            counts[name][measured], target=f"range of {name!r}: sub-cells")
+        low, high = out[name].low, out[name].high
+        first = _narrowed(noisy[low_part], sigma, out[name].low_count, sigma_cell, False)
+        low = low if first is None else sub.left[low_part[first]]
+        last = _narrowed(noisy[high_part], sigma, out[name].high_count, sigma_cell, True)
+        high = high if last is None else sub.right[high_part[last]]
+        if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
+            out[name] = replace(out[name], low=float(low), high=float(high))
+    return out
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
@@ -355,28 +587,87 @@ def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any)
 
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
-                     n_bins: int, max_categories: int,
-                     table: Any) -> tuple[dict, list, list]:
+                     n_bins: int, max_categories: int, table: Any,
+                     lenient: bool) -> tuple[dict, list, dict]:
     """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
-    learned as one grid cell (the cell as text, dates for a datetime column)."""
-    specs, no_signal, one_cell = {}, [], {}
+    learned inside one of the two grid cells at 0 (the cell as text).
+
+    Raises
+    ------
+    DomainInferenceError
+        Unless ``lenient``, when a column has no signal: after the blocks,
+        cells and categories of every column are measured, before the
+        sub-cells are.
+    """
+    specs, no_signal, found, grids = {}, [], {}, {}
     counts = _exact_histograms(frame, todo, table)
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
-            specs[name], found = _private_categories(name, series, budget, max_categories,
-                                                     counts[name])
-        else:
-            specs[name], found = _private_range(name, series, budget, n_bins, counts[name])
-        if found == "none":
+            specs[name], kept = _private_categories(name, series, budget, max_categories,
+                                                    counts[name])
+            if kept == "none":
+                no_signal.append(name)
+            continue
+        grids[name] = _grid_of(series)
+        found[name] = _coarse_range(name, grids[name], budget, counts[name])
+        if not found[name].signal:
             no_signal.append(name)
-        elif found == "one cell":
-            low, high = specs[name].edges[[0, -1]]
-            if column_kind(series) == "datetime":
-                low, high = (pd.Timestamp(v, unit="s").date() for v in (low, high))
-            one_cell[name] = f"[{low:g}, {high:g}]" if isinstance(low, float) else \
-                f"[{low}, {high}]"
-    return specs, no_signal, one_cell
+    if no_signal and not lenient:
+        raise DomainInferenceError(_refusal(no_signal, budget))
+    at_zero = {}
+    for name, learned in _refined_ranges(found, grids, budget, table, frame).items():
+        low, high = learned.low, learned.high
+        scale = "auto"
+        if learned.signal:
+            low, high = _integer_range(frame[name], low, high)
+            scale = _learned_scale(low, high)
+            if _at_zero(grids[name], learned):
+                at_zero[name] = _as_text(frame[name], learned.low, learned.high)
+        specs[name] = _numeric_spec(name, frame[name], low, high, n_bins, scale)
+    return specs, no_signal, at_zero
+
+
+def _integer_range(series: pd.Series, low: float, high: float) -> tuple[float, float]:
+    """For an integer column, the first and last integers of the learned cells
+    (each cell is ``[left, right)``: its last integer is ``ceil(right) - 1``)."""
+    if not is_integer(series):
+        return low, high
+    first, last = math.ceil(low), math.ceil(high) - 1
+    return (float(first), float(last)) if last > first else (low, high)
+
+
+def _at_zero(grid: _Grid, learned: _Range) -> bool:
+    """Whether the bounds lie in one of the two grid cells that touch 0."""
+    cell = grid.cell_of(np.array([learned.low]))[0]
+    touches = grid.left[cell] == 0 or grid.right[cell] == 0
+    return bool(touches and learned.high <= grid.right[cell])
+
+
+def _as_text(series: pd.Series, low: float, high: float) -> str:
+    """``[low, high]``, as dates for a datetime column."""
+    if column_kind(series) == "datetime":
+        low, high = (pd.Timestamp(v, unit="s").date() for v in (low, high))
+        return f"[{low}, {high}]"
+    return f"[{low:g}, {high:g}]"
+
+
+def _refusal(no_signal: list, budget: _Budget) -> str:
+    """The message of the :class:`DomainInferenceError` naming ``no_signal``."""
+    ledger = budget.share.root
+    spent, _ = ledger.spent()
+    return (
+        f"private domain learning found no signal above the noise for column(s) "
+        f"{no_signal} (no category kept, or no numeric range whose noisy count clears the "
+        f"noise), so the fit stops before measuring anything else: epsilon={spent:.4g} of "
+        f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only (each "
+        f"column rho={budget.rho_per_column:.3g}, noise standard deviation "
+        f"{budget.sigma:.3g} per count). Declare these columns with domain= (dpsynth "
+        "fit --domain; 'dpsynth describe' or describe_domain drafts a declaration to "
+        "edit down to public knowledge), or give more budget (epsilon, "
+        "preprocessing_budget) or rows; preprocessing='private-lenient' (--param "
+        "preprocessing=private-lenient) fits anyway, with these columns carrying no "
+        "information.")
 
 
 def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
@@ -385,17 +676,18 @@ def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
     if no_signal:
         grid = _numeric_grid()
         parts.append(
-            f"private domain inference found no signal above the noise for column(s) "
-            f"{no_signal}: their numeric bounds fell back to the whole public grid (e.g. "
-            f"[{grid.left[0]:g}, {grid.right[-1]:g}]) and no category was kept (all map to "
-            "'<other>'), so their synthetic values carry no information.")
+            f"preprocessing='private-lenient': private domain inference found no signal "
+            f"above the noise for column(s) {no_signal}: their numeric bounds fell back to "
+            f"the whole public grid (e.g. [{grid.left[0]:g}, {grid.right[-1]:g}]) and no "
+            "category was kept (all map to '<other>'), so their synthetic values carry no "
+            "information.")
     if one_cell:
         bounds = ", ".join(f"{name!r}: {cell}" for name, cell in one_cell.items())
         parts.append(
-            f"private domain inference found signal in a single grid cell only for "
-            f"column(s) {list(one_cell)} ({bounds}): any values outside it (e.g. the "
-            "non-zero amounts of a zero-inflated column) were below the noise and are "
-            "clipped into it, so every synthetic value lies in that cell.")
+            f"private domain inference found signal at 0 only for column(s) "
+            f"{list(one_cell)} ({bounds}): any values away from 0 (e.g. the non-zero "
+            "amounts of a zero-inflated column) were below the noise and are clipped into "
+            "that range.")
     if parts:
         warnings.warn(
             " ".join(parts) + f" Each column spent rho={budget.rho_per_column:.3g} of zCDP "
@@ -465,8 +757,11 @@ def learn_domain(
         :func:`~sklearn_dpsynth.domain.spec_from_declaration`.
     n_bins : int, default=32
         Uniform bins for numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
-        How undeclared columns are learned.
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
+        How undeclared columns are learned: privately, refusing columns
+        without signal (:class:`~sklearn_dpsynth.exceptions.DomainInferenceError`)
+        or, with ``"private-lenient"``, falling back to the whole public grid
+        for them with a warning; or read from the data.
     budget : LedgerShare, optional
         The share of the privacy budget (``ledger.share(rho, delta)``) that
         learning undeclared columns may spend: its ``rho`` is split evenly
@@ -482,12 +777,19 @@ def learn_domain(
     Domain
         In the column order of ``frame``.
 
+    Raises
+    ------
+    DomainInferenceError
+        With ``preprocessing="private"``, naming the privately learned
+        columns whose noisy histograms carried no signal, before anything
+        else is measured.
+
     Warns
     -----
     DomainInferenceWarning
-        Once, naming the privately learned columns whose noisy histogram
-        carried no signal (see the module docstring for their fallback) or
-        signal in a single grid cell only.
+        Once, naming the columns learned in a grid cell touching 0 and, with
+        ``preprocessing="private-lenient"``, those without signal (see the
+        module docstring for their fallback).
     """
     table, frame = frame, _schema(frame)
     declared = dict(declared or {})
@@ -502,6 +804,9 @@ def learn_domain(
         else:
             specs[name] = _public_spec(series)
     todo = [name for name, spec in specs.items() if spec is None]
+    if preprocessing not in PRIVATE_MODES + ("non-private",):
+        raise ValueError(f"preprocessing must be one of {PRIVATE_MODES + ('non-private',)}, "
+                         f"got {preprocessing!r}.")
     if todo and preprocessing == "non-private":
         if not isinstance(table, pd.DataFrame):
             raise ValueError(f"preprocessing='non-private' reads a table in memory; for "
@@ -518,8 +823,9 @@ def learn_domain(
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
         spender = _Budget(budget, rng, budget.rho / len(todo),
                           budget.delta / max(n_categorical, 1))
-        learned, no_signal, one_cell = _learn_privately(frame, todo, spender, n_bins,
-                                                        max_categories, table)
+        learned, no_signal, one_cell = _learn_privately(
+            frame, todo, spender, n_bins, max_categories, table,
+            lenient=preprocessing == "private-lenient")
         specs.update(learned)
         _warn_weak_signal(no_signal, one_cell, spender)
     return Domain([specs[name] for name in frame.columns])

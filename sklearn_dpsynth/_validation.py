@@ -17,7 +17,7 @@ __all__ = ["check_rng", "check_n_samples", "COMMON_CONSTRAINTS",
 COMMON_CONSTRAINTS: dict = {
     "domain": [dict, list, Integral, None],
     "n_bins": [Interval(Integral, 2, None, closed="left")],
-    "preprocessing": [StrOptions({"private", "non-private"})],
+    "preprocessing": [StrOptions({"private", "private-lenient", "non-private"})],
     "preprocessing_budget": [Interval(Real, 0, 1, closed="neither")],
     "max_categories": [Interval(Integral, 1, None, closed="left")],
     "bin_value": [StrOptions({"midpoint", "uniform"})],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import pandas as pd
 
 from ._column_kinds import CSV_NA_STRINGS, check_column_names, csv_header, read_kinds
 from .exceptions import PrivacyWarning
-from .persistence import load, save
+from .persistence import ModelFileError, check_savable, load, save
 from .public_domain import describe_domain
 from .registry import available_methods, get_method, get_method_spec
 
@@ -206,11 +207,52 @@ def _read_domain(path: str | None) -> dict | None:
         raise CommandError(f"{path} is not valid JSON: {exc}") from None
 
 
+#: Widest line of the printed ledger (a 100-column terminal).
+_LEDGER_WIDTH = 100
+
+#: Printed ledger columns: (summary column, header, width); ``order`` and
+#: ``delta`` are shown only when some entry has one.
+_LEDGER_NUMBERS = [("noise_scale", "noise", 9), ("sensitivity", "sens", 7),
+                   ("rho", "rho", 9), ("epsilon", "epsilon", 9), ("order", "order", 6),
+                   ("delta", "delta", 9), ("cumulative_epsilon", "cum eps", 9)]
+
+
+def _ledger_number(value: float, width: int) -> str:
+    text = "-" if pd.isna(value) else f"{value:.3g}"
+    return text.rjust(width)
+
+
+def _ledger_rows(summary: pd.DataFrame, width: int) -> list[str]:
+    """The ledger as lines of at most ``width`` characters (long targets wrapped)."""
+    numbers = [(column, header, size) for column, header, size in _LEDGER_NUMBERS
+               if not (column == "order" and summary[column].isna().all())
+               and not (column == "delta" and (summary[column] == 0).all())]
+    mechanism = 11
+    target = max(width - mechanism - sum(size + 1 for _, _, size in numbers) - 1, 20)
+    lines = [" ".join(["target".ljust(target), "mechanism".ljust(mechanism)]
+                      + [header.rjust(size) for _, header, size in numbers]).rstrip()]
+    share = ""
+    for _, row in summary.iterrows():
+        if row["share"] != share:
+            share = row["share"]
+            lines.append(f"[{share or 'fit'}]")
+        wrapped = textwrap.wrap(str(row["target"]), target) or [""]
+        cells = [wrapped[0].ljust(target), str(row["mechanism"])[:mechanism].ljust(mechanism)]
+        cells += [_ledger_number(row[column], size) for column, _, size in numbers]
+        lines.append(" ".join(cells).rstrip())
+        lines.extend(f"  {rest}" for rest in textwrap.wrap(" ".join(wrapped[1:]), target - 2))
+    return lines
+
+
 def _print_ledger(model: Any, stream: Any) -> None:
+    """Print the ledger in lines of at most 100 characters, then the total."""
     ledger = model.privacy_ledger_
-    with pd.option_context("display.width", 140, "display.max_columns", 12):
-        print(ledger.summary().to_string(index=False), file=stream)
+    for line in _ledger_rows(ledger.summary(), _LEDGER_WIDTH):
+        print(line, file=stream)
     eps, delta = ledger.spent()
+    print("noise: the noise's scale (standard deviation, or the exponential mechanism's "
+          "scale);\nsens: sensitivity; rho: zCDP cost; cum eps: epsilon of the entries so far "
+          "(at the ledger's delta)", file=stream)
     print(f"total: epsilon={eps:.6g}, delta={delta:.3g}", file=stream)
 
 
@@ -226,9 +268,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise CommandError(f"method {args.method!r} has no parameter {', '.join(unknown)}")
+    model = cls(**params)
+    try:  # before any budget is spent: a model that cannot be saved is never fitted
+        check_savable(model)
+    except ValueError as exc:
+        raise CommandError(f"a {args.method} model with these parameters cannot be saved: "
+                           f"{exc}") from None
     frame = read_table(args.data, as_text=True)  # read by declared or private kinds in fit
     public = read_table(args.public, as_text=True) if args.public else None
-    model = cls(**params)
     print(f"fitting {args.method} on {args.data} at epsilon={args.epsilon:g}, "
           f"delta={args.delta:g} ...", file=sys.stderr)
     model.fit(frame, epsilon=args.epsilon, delta=args.delta,
@@ -242,7 +289,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def _load_model(path: str) -> Any:
     if not Path(path).is_file():
         raise CommandError(f"no such file: {path}")
-    return load(path)
+    try:
+        return load(path)
+    except ModelFileError as exc:
+        raise CommandError(f"{path}: {exc}") from None
 
 
 #: Above this many rows, ``sample -o FILE`` writes in chunks of this size.
@@ -357,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  description="Draw synthetic rows (no budget spent).")
     sample.add_argument("model", help="model file written by `dpsynth fit`")
     sample.add_argument("-n", "--n-samples", type=int, default=None,
-                        help="rows to draw (default: the model's DP estimate of the row count)")
+                        help="synthetic rows to draw (default: the model's differentially "
+                        "private estimate of the number of training rows)")
     sample.add_argument("--condition", action="append", default=[], metavar="COLUMN=VALUE",
                         help="fix a column's value (methods that support conditions; repeatable)")
     sample.add_argument("-o", "--output", help="CSV or Parquet file (default: CSV on stdout)")

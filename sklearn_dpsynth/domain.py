@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ColumnSpec", "Domain", "OTHER", "BIN_VALUES", "INTEGER_RESOLUTION_MAX",
-           "numeric_edges", "unit_edges", "DECLARED_KINDS", "DATETIME_UNITS", "declared_kind"]
+           "LOG_SCALE_SPAN", "numeric_edges", "numeric_scale", "zero_point", "unit_edges",
+           "DECLARED_KINDS", "DATETIME_UNITS", "declared_kind"]
 
 #: Label that a merged "other" category decodes to.
 OTHER = "<other>"
@@ -54,6 +55,16 @@ BIN_VALUES = ("midpoint", "uniform")
 INTEGER_RESOLUTION_MAX = 100
 
 _RESOLUTIONS = ("auto", "integer", "bins")
+
+#: Spacing of the bins of a numeric column (``"scale"`` of a declaration).
+_SCALES = ("auto", "linear", "log")
+
+#: ``scale="auto"`` spaces the bins of a range ``[low, high]`` geometrically
+#: when ``low >= 0`` and ``high >= 10**LOG_SCALE_SPAN * max(low, 1)``.  On
+#: Texas' money and length-of-stay columns with MST at epsilon=1
+#: (``benchmarks/domain_learning.py heavy-tails``) uniform bins over their
+#: public bounds put nearly every row in the first bin.
+LOG_SCALE_SPAN = 3
 
 _KINDS = ("codes", "categorical", "numeric")
 
@@ -818,6 +829,7 @@ def numeric_edges(
     *,
     integer: bool = False,
     resolution: str = "auto",
+    scale: str = "auto",
 ) -> np.ndarray:
     """Bin edges of a numeric column with public bounds ``[low, high]``.
 
@@ -826,16 +838,31 @@ def numeric_edges(
     low, high : float
         Public bounds (finite, ``low < high``).
     n_bins : int
-        Number of uniform bins when the column is binned.
+        Number of bins when the column is binned.
     integer : bool, default=False
         Whether the column holds integers.
     resolution : {"auto", "integer", "bins"}, default="auto"
         ``"integer"``: one bin ``[k - 1/2, k + 1/2)`` per integer ``k`` in
         the bounds (so every integer has its own code and decodes exactly);
-        ``"bins"``: ``n_bins`` uniform bins; ``"auto"``: ``"integer"`` for
-        an integer column whose bounds hold at most
+        ``"bins"``: ``n_bins`` bins spaced as ``scale`` says; ``"auto"``:
+        ``"integer"`` for an integer column whose bounds hold at most
         ``INTEGER_RESOLUTION_MAX`` (100) integers, ``"bins"`` otherwise.
         The choice depends on public bounds only.
+    scale : {"auto", "linear", "log"}, default="auto"
+        Spacing of the bins: ``"linear"``, uniform; ``"log"``, geometric
+        (``n_bins`` per three orders of magnitude, at least ``n_bins`` in
+        all, so that wide public bounds keep the resolution where the data
+        lie) up to ``high``, from ``low`` when ``low > 0``, else from 1 (from
+        ``high / 1000`` if ``high < 1000``) after a bin ``[0, 1)`` and,
+        when ``low < 0``, one bin ``[low, 0)`` for all negative values;
+        ``"auto"``, ``"log"`` when the range reaches at least
+        ``LOG_SCALE_SPAN`` (3) orders of magnitude above its lower bound,
+        ``high >= 1000 * max(low, 1)``, with a negative part of at most 1%
+        of ``high`` (``-low <= high / 100``), else ``"linear"`` (see
+        :func:`numeric_scale`).  The bins of an integer
+        column are cut at half-integers (duplicates merged, so it may get
+        fewer than ``n_bins``): every bin holds whole integers, and a first
+        bin ``[-1/2, 1/2)`` gives 0 a code of its own.
 
     Returns
     -------
@@ -843,14 +870,112 @@ def numeric_edges(
     """
     if resolution not in _RESOLUTIONS:
         raise ValueError(f"resolution must be one of {_RESOLUTIONS}, got {resolution!r}.")
+    if scale not in _SCALES:
+        raise ValueError(f"scale must be one of {_SCALES}, got {scale!r}.")
     if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
         raise ValueError(f"bounds must be finite with low < high, got ({low}, {high}).")
     if not _per_integer(low, high, integer, resolution):
-        return _uniform_edges(low, high, n_bins)
+        if numeric_scale(low, high, scale) == "linear":
+            return _uniform_edges(low, high, n_bins)
+        edges = _log_edges(low, high, _log_bins(low, high, n_bins))
+        return _half_integer_edges(low, high, edges) if integer else edges
     first, last = math.ceil(low), math.floor(high)
     if last < first:
         raise ValueError(f"resolution='integer' but the bounds ({low}, {high}) hold no integer.")
     return np.arange(first, last + 2, dtype=float) - 0.5
+
+
+def numeric_scale(low: float, high: float, scale: str = "auto") -> str:
+    """``"linear"`` or ``"log"``: how :func:`numeric_edges` spaces the bins of ``[low, high]``.
+
+    Parameters
+    ----------
+    low, high : float
+        Public bounds.
+    scale : {"auto", "linear", "log"}, default="auto"
+        ``"auto"`` is ``"log"`` when ``high >= 10**LOG_SCALE_SPAN *
+        max(low, 1)`` and ``-low <= high / 100``: the range reaches at least
+        three orders of magnitude above its lower bound (and above 1), and
+        any negative part is small beside it (money amounts, counts,
+        durations, possibly with a few negative corrections), else
+        ``"linear"``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is unknown, or ``"log"`` with ``high <= 0``.
+    """
+    if scale not in _SCALES:
+        raise ValueError(f"scale must be one of {_SCALES}, got {scale!r}.")
+    if scale == "auto":
+        wide = high >= 10.0 ** LOG_SCALE_SPAN * max(low, 1.0) and -low <= high / 100
+        return "log" if wide else "linear"
+    if scale == "log" and high <= 0:
+        raise ValueError(f"scale='log' needs a positive upper bound, got ({low}, {high}).")
+    return scale
+
+
+def _log_bins(low: float, high: float, n_bins: int) -> int:
+    """``n_bins`` per ``LOG_SCALE_SPAN`` orders of magnitude of a log-spaced range
+    (at least ``n_bins``): wide public bounds keep the resolution where the data lie."""
+    start = low if low > 0 else min(1.0, high / 10.0 ** LOG_SCALE_SPAN)
+    decades = math.log10(high / start)
+    return max(int(n_bins), math.ceil(int(n_bins) * decades / LOG_SCALE_SPAN))
+
+
+def _log_edges(low: float, high: float, n_bins: int) -> np.ndarray:
+    """Geometric edges up to ``high``: from ``low > 0``; else after a bin ``[0, 1)``
+    (``[0, high / 1000)`` when ``high < 1000``) and, when ``low < 0``, a bin ``[low, 0)``."""
+    if low > 0:
+        return np.geomspace(low, high, int(n_bins) + 1)
+    prefix = [float(low)] if low == 0 else [float(low), 0.0]
+    n_geometric = int(n_bins) - len(prefix)
+    if n_geometric < 1:
+        return np.array([low, high], dtype=float) if low == 0 or n_bins < 2 else \
+            np.array([low, 0.0, high])
+    start = min(1.0, high / 10.0 ** LOG_SCALE_SPAN)
+    return np.concatenate([prefix, np.geomspace(start, high, n_geometric + 1)])
+
+
+def _half_integer_edges(low: float, high: float, edges: np.ndarray) -> np.ndarray:
+    """``edges`` moved to the half-integers below the integers they start, deduplicated.
+
+    An integer ``k`` falls in the bin of the moved edges that held it
+    before (``e <= k`` iff ``ceil(e) - 1/2 <= k``); the outer edges are
+    ``ceil(low) - 1/2`` and ``floor(high) + 1/2``.
+    """
+    first, last = math.ceil(low) - 0.5, math.floor(high) + 0.5
+    inner = np.ceil(edges[1:-1]) - 0.5
+    inner = inner[(inner > first) & (inner < last)]
+    return np.unique(np.concatenate([[first], inner, [last]]))
+
+
+def zero_point(low: float, high: float, integer: bool, scale: str) -> list[float]:
+    """``[0.0]`` when a float column's log-spaced bins start at or below 0, else ``[]``.
+
+    The log bin ``[0, 1)`` of a zero-inflated amount would mix its spike at
+    0 with the small amounts; a point gives 0 a code of its own (an integer
+    column's bin ``[-1/2, 1/2)`` already does).
+
+    Parameters
+    ----------
+    low, high : float
+        Public bounds.
+    integer : bool
+        Whether the column holds integers.
+    scale : {"auto", "linear", "log"}
+        As for :func:`numeric_edges`.
+
+    Returns
+    -------
+    list of float
+    """
+    log = low <= 0 <= high and numeric_scale(low, high, scale) == "log"
+    return [0.0] if log and not integer else []
 
 
 def _per_integer(low: float, high: float, integer: bool, resolution: str) -> bool:
@@ -875,8 +1000,8 @@ def spec_from_declaration(
         tuple (numeric, see :func:`numeric_edges` for its bins; datetimes
         make a datetime column), or a dict with keys ``kind``/``n_codes``/
         ``categories``/``bounds``/``edges``/``n_bins``/``resolution``/
-        ``points``/``integer``/``missing``/``other``/``clip``/``unit``/
-        ``tz``/``note``.  ``kind`` is one of
+        ``scale``/``points``/``integer``/``missing``/``other``/``clip``/
+        ``unit``/``tz``/``note``.  ``kind`` is one of
         ``"numeric"``, ``"integer"`` (numeric with ``integer=True``),
         ``"datetime"`` (bounds as ISO strings or Timestamps, read in ``tz``
         when given; ``unit`` (``"year"``, ``"month"``, ``"day"``, ``"hour"``,
@@ -886,11 +1011,14 @@ def spec_from_declaration(
         ``"timedelta"`` (bounds as durations or seconds), ``"category"``
         (or ``"categorical"``) and ``"codes"``.  ``note`` is free text,
         ignored.  ``resolution`` (``"auto"``, ``"integer"`` or ``"bins"``)
-        applies to ``bounds``; a dict with its own ``n_bins`` defaults to
-        ``"bins"``, and ``"integer"`` implies ``integer=True``.  ``points``
-        lists values with codes of their own (see :class:`ColumnSpec`); on
-        a per-integer column, integer points already have one and are
-        dropped.
+        and ``scale`` (``"auto"``, ``"linear"`` or ``"log"``, see
+        :func:`numeric_edges`) apply to ``bounds``; a dict with its own
+        ``n_bins`` defaults to ``"bins"``, and ``"integer"`` implies
+        ``integer=True``.  ``points`` lists values with codes of their own
+        (see :class:`ColumnSpec`); on a per-integer column, integer points
+        already have one and are dropped.  Binned float bounds
+        ``(0, high)`` that ``scale`` spaces logarithmically get the point 0
+        unless the entry lists its own ``points`` (:func:`zero_point`).
     n_bins : int
         Default number of uniform bins for numeric columns.
     integer : bool, default=False
@@ -912,13 +1040,15 @@ def spec_from_declaration(
         return ColumnSpec(name, "codes", n_codes=int(declared))
     if isinstance(declared, tuple) and len(declared) == 2 and all(
             _is_bound(v) for v in declared):
+        scale = _default_scale(declared)
         low, high = (_bound_as_float(name, v) for v in declared)
         try:
-            edges = numeric_edges(low, high, n_bins, integer=integer)
+            edges = numeric_edges(low, high, n_bins, integer=integer, scale=scale)
         except ValueError as exc:
             raise ValueError(f"column {name!r}: {exc}") from None
         value_type = "datetime" if any(_is_date_bound(v) for v in declared) else "number"
-        return ColumnSpec(name, "numeric", edges=edges, integer=integer, value_type=value_type)
+        return ColumnSpec(name, "numeric", edges=edges, integer=integer, value_type=value_type,
+                          points=zero_point(low, high, integer, scale) or None)
     if isinstance(declared, (list, np.ndarray, pd.Index)):
         return ColumnSpec(name, "categorical", categories=list(declared))
     if isinstance(declared, Mapping):
@@ -1032,17 +1162,20 @@ def _spec_from_mapping(name: Hashable, spec: dict, n_bins: int,
 def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None:
     """Turn ``bounds``/``n_bins``/``resolution`` of a numeric dict entry into ``edges``."""
     resolution = spec.pop("resolution", None)
+    scale = spec.pop("scale", None)
     if "edges" in spec:
-        if resolution is not None:
-            raise ValueError(f"column {name!r}: 'resolution' applies to 'bounds', not to "
-                             "explicit 'edges'.")
+        if resolution is not None or scale is not None:
+            raise ValueError(f"column {name!r}: 'resolution' and 'scale' apply to 'bounds', "
+                             "not to explicit 'edges'.")
         return
     if "bounds" not in spec:
         raise ValueError(f"column {name!r}: a numeric entry needs 'bounds' or 'edges'.")
     if resolution is None:
         resolution = "bins" if "n_bins" in spec else "auto"
+    bounds = spec.pop("bounds")
+    scale = _default_scale(bounds) if scale is None else scale
     low, high = (_bound_as_float(name, v, spec.get("tz"), spec.get("value_type", "number"))
-                 for v in spec.pop("bounds"))
+                 for v in bounds)
     if spec.get("unit") is not None:  # a datetime column: starts of its units
         if spec["unit"] not in DATETIME_UNITS:
             raise ValueError(f"column {name!r}: unit must be one of {DATETIME_UNITS}, got "
@@ -1057,15 +1190,35 @@ def _numeric_edges_from_mapping(name: Hashable, spec: dict, n_bins: int) -> None
         spec["integer"] = True
     try:
         spec["edges"] = numeric_edges(low, high, spec.pop("n_bins", n_bins),
-                                      integer=spec["integer"], resolution=resolution)
+                                      integer=spec["integer"], resolution=resolution,
+                                      scale=scale)
     except ValueError as exc:
         raise ValueError(f"column {name!r}: {exc}") from None
-    if spec.get("points") is not None and _per_integer(low, high, spec["integer"], resolution):
+    if not _per_integer(low, high, spec["integer"], resolution):
+        spec["points"] = _with_zero_point(spec.get("points"),
+                                          zero_point(low, high, spec["integer"], scale))
+    elif spec.get("points") is not None:
         try:
             points = np.asarray(spec["points"], dtype=float).reshape(-1)
         except (TypeError, ValueError):
             raise ValueError(f"column {name!r}: points must be numbers.") from None
         spec["points"] = points[points != np.rint(points)]
+
+
+def _default_scale(bounds: Any) -> str:
+    """``"auto"``, or ``"linear"`` for date-time bounds (seconds since 1970 span no
+    orders of magnitude that mean anything)."""
+    try:
+        dated = any(isinstance(v, (pd.Timestamp, np.datetime64, str)) or hasattr(v, "isoformat")
+                    for v in bounds)
+    except TypeError:
+        return "auto"  # not a pair: the bounds' own error follows
+    return "linear" if dated else "auto"
+
+
+def _with_zero_point(points: Any, zero: list[float]) -> Any:
+    """The automatic point at 0 unless the entry declares its own ``points``."""
+    return zero if points is None and zero else points
 
 
 def _decoded_column(spec: ColumnSpec, codes: np.ndarray, rng: np.random.Generator | None,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["PrivacyWarning", "DomainInferenceWarning", "BudgetExceededError"]
+__all__ = ["PrivacyWarning", "DomainInferenceWarning", "DomainInferenceError",
+           "BudgetExceededError"]
 
 
 class PrivacyWarning(UserWarning):
@@ -14,15 +15,32 @@ class PrivacyWarning(UserWarning):
 
 
 class DomainInferenceWarning(UserWarning):
-    """Private domain inference found no, or too little, signal for some columns.
+    """Private domain inference found too little signal for some columns.
 
-    Their noisy histograms had no count above the noise, so their bounds
-    fell back to the whole public grid (or no category was kept) and their
-    synthetic values carry no information; or only a single grid cell
-    cleared the noise (e.g. the zeros of a zero-inflated amount), so every
-    value outside it is clipped into it.  Emitted once per fit, naming
-    the columns; it is computed from the noisy counts only, so it costs no
-    budget.  The fix is to declare those columns with ``domain=``.
+    Only a single grid cell cleared the noise (e.g. the zeros of a
+    zero-inflated amount), so every value outside it is clipped into it;
+    or, with the opt-in ``preprocessing="private-lenient"``, nothing
+    cleared the noise, so the column's bounds fell back to the whole public
+    grid (or no category was kept) and its synthetic values carry no
+    information.  Emitted once per fit, naming the columns; it is computed
+    from the noisy counts only, so it costs no budget.  The fix is to
+    declare those columns with ``domain=``.
+    """
+
+
+class DomainInferenceError(ValueError):
+    """Private domain inference found no signal for some columns: the fit stops.
+
+    Raised by private domain learning (the default
+    ``preprocessing="private"``) when the noisy histogram of an undeclared
+    column has nothing above the noise, *before* the synthesizer measures
+    anything else: the message names the columns, the budget spent so far
+    (only domain learning's share) and the fix -- declare them with
+    ``domain=`` (``dpsynth describe`` or
+    :func:`~sklearn_dpsynth.describe_domain` drafts a declaration), give
+    more budget or rows, or opt in to ``preprocessing="private-lenient"``,
+    which fits anyway with those columns carrying no information.  The
+    decision reads the noisy counts only.
     """
 
 

@@ -175,6 +175,9 @@ class SynthesizerPipeline(BaseEstimator):
     ['age', 'sex']
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("steps_", "synthesizer_", "privacy_ledger_")
+
     def __init__(self, steps, synthesizer, *, preprocessing_budget=0.1,
                  allow_non_private=False):
         self.steps = steps

@@ -49,15 +49,21 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
     domain : dict, optional
         Public entries ``{column: entry}``: an int ``k`` (codes
         ``0..k-1``), a list of categories, a ``(low, high)`` tuple (numeric,
-        ``n_bins`` uniform bins) or a dict (see
+        ``n_bins`` bins, see :func:`~sklearn_dpsynth.domain.numeric_edges`) or a dict (see
         ``sklearn_dpsynth.domain.spec_from_declaration``).  Columns
         not declared are learned as ``preprocessing`` says.
     n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+        Bins of numeric columns (uniform, or log-spaced for a range spanning
+        three orders of magnitude: :func:`~sklearn_dpsynth.domain.numeric_edges`).
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         ``"private"`` learns undeclared columns under DP and needs
-        ``epsilon``/``delta`` in :meth:`fit`; ``"non-private"`` reads them
-        from the data and emits a
+        ``epsilon``/``delta`` in :meth:`fit`; a column whose noisy
+        histograms show no signal stops the fit with a
+        :class:`~sklearn_dpsynth.exceptions.DomainInferenceError`.
+        ``"private-lenient"`` fits anyway, such columns falling back to the
+        whole public grid (no category kept) with a
+        :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning`.
+        ``"non-private"`` reads them from the data and emits a
         :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
     max_categories : int, default=99
         Categories kept per learned column; the rest map to "other".
@@ -102,6 +108,10 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
            [1, 1],
            [2, 0]])
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("domain_", "privacy_ledger_", "_form", "_rng", "n_features_in_",
+                         "feature_names_in_", "_kinds")
 
     _parameter_constraints: dict = {
         "domain": [dict, None],
@@ -152,7 +162,7 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         noise_rng = check_rng(self.random_state)
         spend = budget
         kinds_budget = None
-        if budget is not None and self.preprocessing == "private" and budget.rho > 0 and \
+        if budget is not None and self.preprocessing != "non-private" and budget.rho > 0 and \
                 columns_to_measure(dict(frame.dtypes.items()), dict(self.domain or {})):
             kinds_budget = budget.share(KIND_SHARE * budget.rho, label="column kinds")
             spend = budget.share(budget.rho - kinds_budget.rho, budget.delta)

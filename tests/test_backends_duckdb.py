@@ -343,8 +343,8 @@ def test_domain_learning_batched_one_query_per_kind_identical_and_neighbours(
 def test_aim_batched_candidate_counts_same_model_fewer_passes(data, monkeypatch):
     """AIM's candidate tables counted in one GROUPING SETS batch: the same
     cliques, ledger and samples as one query per table, in fewer queries
-    (the datetime unit 1 + domain learning 2 + codes 1 + 1 batch, against one per
-    table)."""
+    (the datetime unit 1 + domain learning 3 -- ranges, categories, sub-cells of the
+    ranges' ends -- + codes 1 + 1 batch, against one per table)."""
     from sklearn_dpsynth.backends import EncodedTable, _duckdb
     from sklearn_dpsynth.marginal import AIMSynthesizer
 
@@ -372,7 +372,7 @@ def test_aim_batched_candidate_counts_same_model_fewer_passes(data, monkeypatch)
                                   unbatched.privacy_ledger_.summary())
     pd.testing.assert_frame_equal(batched.sample(300), unbatched.sample(300))
     n_candidates = 5 + 10  # the 1- and 2-way marginals of the 5 columns
-    assert (batched_queries, unbatched_queries) == (1 + 2 + 1 + 1, 1 + 2 + 1 + n_candidates)
+    assert (batched_queries, unbatched_queries) == (1 + 3 + 1 + 1, 1 + 3 + 1 + n_candidates)
 
 
 def test_non_nullable_dtypes_are_schema_information_not_data():

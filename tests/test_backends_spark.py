@@ -215,7 +215,7 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
 
     Every Spark job over the private table is counted: one grouping-sets job
     per kind of privately learned column (the range histograms, the category
-    counts), one encodability check (the boolean column has
+    counts) and one for the sub-cells of the ranges' ends, one encodability check (the boolean column has
     no '<other>' code), one job persisting the codes (and one per remapped
     copy, e.g. MST's compressed domain), then exactly one groupBy per
     contingency table, or batch of tables, that the same fit counts in memory
@@ -252,9 +252,9 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
     assert engine.privacy_ledger_.spent() == memory.privacy_ledger_.spent()
     pd.testing.assert_frame_equal(engine.sample(500), memory.sample(500))
     # the unit of the datetime column, the ranges of 4 numeric/datetime columns, the
-    # categories of 1
-    n_learned_kinds = 3
-    assert sources[0].n_passes == n_learned_kinds + 1 + 1 + len(remaps) + len(memory_counts)
+    # categories of 1, the sub-cells of the ranges' ends
+    n_learning_passes = 4
+    assert sources[0].n_passes == n_learning_passes + 1 + 1 + len(remaps) + len(memory_counts)
 
 
 def test_bad_input_is_a_clear_error(spark):

@@ -222,3 +222,69 @@ def test_fit_shows_progress_where_the_method_has_it(files, capsys):
     assert load(tmp_path / "m").verbose is True
     assert main([*args, "--quiet"]) == 0
     assert load(tmp_path / "m").verbose is False
+
+
+def test_module_demo_help_is_plain_text_and_says_what_n_samples_counts(capsys):
+    from sklearn_dpsynth.__main__ import main as demo_main
+
+    with pytest.raises(SystemExit) as done:
+        demo_main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for markup in (":func:", ":class:", "``", ".. ", "~sklearn"):
+        assert markup not in text
+    flat = " ".join(text.split())
+    assert "--n-samples N_SAMPLES number of TRAINING rows" in flat
+    assert "not the number of synthetic rows" in flat
+    assert main(["sample", "--help"]) == 0
+    sample_help = " ".join(capsys.readouterr().out.split())
+    assert "private estimate of the number of training rows" in sample_help
+
+
+def _long_aim_model():
+    from sklearn_dpsynth import AIMSynthesizer
+    from sklearn_dpsynth.datasets import make_bayesnet
+
+    data = make_bayesnet(n_samples=600, n_features=6, random_state=0)
+    long_names = {c: f"{c}_a_rather_long_column_name_from_a_real_export" for c in data.frame}
+    frame = data.frame.rename(columns=long_names)
+    domain = {long_names[c]: entry for c, entry in data.domain.items()}
+    return AIMSynthesizer(domain=domain, max_iters=20, rounds=6, random_state=0).fit(
+        frame, epsilon=1.0)
+
+
+def test_printed_ledger_fits_a_100_column_terminal(tmp_path, capsys):
+    from sklearn_dpsynth import save
+
+    model = _long_aim_model()
+    path = tmp_path / "aim.dpsynth"
+    save(model, path)
+    assert main(["ledger", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    summary = model.privacy_ledger_.summary()
+    assert summary["target"].str.len().max() > 60  # wrapping was needed
+    entries = _printed_entries(lines)
+    assert len(entries) == len(summary)
+    for (target, cells), (_, row) in zip(entries, summary.iterrows()):
+        assert target.replace(" ", "") == row["target"].replace(" ", "")
+        assert cells[0] == row["mechanism"]
+        assert cells[-1] == f"{row['cumulative_epsilon']:.3g}"
+        assert cells[-3] == f"{row['rho']:.3g}"
+    eps, delta = model.privacy_ledger_.spent()
+    assert lines[-1] == f"total: epsilon={eps:.6g}, delta={delta:.3g}"
+
+
+def _printed_entries(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """``(target, other cells)`` of each printed entry, wrapped targets joined."""
+    width = lines[0].index("mechanism")
+    entries: list[tuple[str, list[str]]] = []
+    for line in lines[1:]:
+        if line.startswith("noise:"):  # the legend after the table
+            break
+        if line.startswith("  "):  # the rest of a wrapped target
+            target, cells = entries[-1]
+            entries[-1] = (target + line.strip(), cells)
+        elif not line.startswith("["):  # "[domain learning]": a group of entries
+            entries.append((line[:width].strip(), line[width:].split()))
+    return entries

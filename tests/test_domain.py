@@ -154,8 +154,8 @@ def test_learned_integer_columns_follow_the_same_rule():
 
 # ------------------------------------------------------------ point masses
 def test_points_get_their_own_codes_and_decode_exactly():
-    spec = spec_from_declaration("gain", {"bounds": (0, 1000), "points": [0, 500.5],
-                                          "missing": True}, n_bins=4)
+    spec = spec_from_declaration("gain", {"bounds": (0, 1000), "scale": "linear",
+                                          "points": [0, 500.5], "missing": True}, n_bins=4)
     assert spec.n_bins == 4 and spec.size == 4 + 2 + 1 and spec.missing_code == 6
     values = np.array([0.0, 0.1, 500.5, 500.4, 1000.0, np.nan])
     codes = spec.encode(values)

@@ -125,7 +125,7 @@ def test_csv_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
     dtypes, sizes, ledger = _public_view(base)
     assert dtypes == ["object", "Int64", "datetime64[ns]", "float64"]
     assert ("column kinds", "kind of 'when'") in ledger
-    assert ("domain learning", "range of 'age'") in ledger
+    assert ("domain learning", "range of 'age': blocks") in ledger
 
 
 @pytest.mark.parametrize("extra", [
@@ -177,12 +177,15 @@ def test_the_kinds_share_is_charged_for_undeclared_text_columns_only():
     shares = lambda m: set(m.privacy_ledger_.summary()["share"])  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainInferenceWarning)
-        mixed = IndependentSynthesizer(random_state=0).fit(frame, epsilon=1.0)
+        # 400 rows at epsilon 1 hold too little to learn domains from: the lenient
+        # mode fits anyway, which is what this test needs to see the shares
+        mixed = IndependentSynthesizer(random_state=0, preprocessing="private-lenient").fit(
+            frame, epsilon=1.0)
         assert "column kinds" in shares(mixed)
         # charged whatever the outcome: a column of text is measured like the others
         assert sum(e.target.startswith("kind of") for e in mixed.privacy_ledger_.entries) == 4
-        assert "column kinds" not in shares(
-            IndependentSynthesizer(random_state=0).fit(typed, epsilon=1.0))
+        assert "column kinds" not in shares(IndependentSynthesizer(
+            random_state=0, preprocessing="private-lenient").fit(typed, epsilon=1.0))
     assert "column kinds" not in shares(
         IndependentSynthesizer(domain=declared, random_state=0).fit(frame, epsilon=1.0))
     total = mixed.privacy_ledger_.spent()[0]

@@ -116,7 +116,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
     n_bins : int, default=32
         Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Share of the budget spent learning undeclared columns.
@@ -157,7 +157,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         ``N``; None measures the row count with ``count_share`` of the
         budget.
     candidate_ratio : float, default=2.0
-        Candidates per synthetic row.
+        Candidates per synthetic row.  A fit refuses (ValueError) more
+        candidate cells (rows times columns) than ``max_sample_cells``
+        (``2**28``), the limit of one ``sample`` call.
     threshold : float, default=0.0
         Noisy votes below ``threshold`` noise standard deviations are set to
         0 before normalising (post-processing).  0 is the paper's clipping;
@@ -231,6 +233,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("history_", "n_synthetic_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "generator": [str, callable, object],
@@ -279,8 +284,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
                                    self.n_resample)
+        self._n_candidates(self.n_synthetic or 1, len(table.sizes))  # before any spending
         n_synthetic, counted = self._synthetic_size(table, ledger, rng)
-        n_candidates = max(int(math.ceil(self.candidate_ratio * n_synthetic)), 1)
+        n_candidates = self._n_candidates(n_synthetic, len(table.sizes))
         rho_rounds = ledger.rho_remaining()
         candidates = self._checked(generator.random_rows(n_candidates, rng), n_candidates,
                                    table.sizes, "random_rows")
@@ -309,6 +315,19 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
             return int(self.n_synthetic), False
         rho = self.count_share * ledger.rho_remaining()
         return max(int(noisy_row_count(ledger, table.n_rows, rho, rng)), 1), True
+
+    def _n_candidates(self, n_synthetic: int, n_columns: int) -> int:
+        """``candidate_ratio * N`` rows, refused above ``max_sample_cells`` cells.
+
+        The check runs before any candidate is drawn, with a ValueError
+        naming ``candidate_ratio`` and ``n_synthetic`` (``N`` is a noisy
+        count or the parameter: the check reads no private data).
+        """
+        n_candidates = max(int(math.ceil(self.candidate_ratio * n_synthetic)), 1)
+        self._check_cells(n_candidates, n_columns, f"candidate_ratio={self.candidate_ratio:g} "
+                          f"times n_synthetic={n_synthetic}",
+                          "lower candidate_ratio or set a smaller n_synthetic")
+        return n_candidates
 
     @staticmethod
     def _checked(rows: Any, n_rows: int, sizes: list[int], call: str) -> np.ndarray:

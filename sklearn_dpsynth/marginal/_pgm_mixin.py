@@ -38,6 +38,10 @@ class _PGMMixin:
     """
 
     # ----------------------------------------------------- column positions
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("attributes_", "compression_", "cliques_", "model_",
+                         "estimation_info_")
+
     def _positions(self, columns: Sequence[Hashable], parameter: str) -> tuple[int, ...]:
         """Positions of distinct known columns; ValueError naming ``parameter``."""
         positions = []

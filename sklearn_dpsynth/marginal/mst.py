@@ -76,7 +76,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         Uniform bins of numeric columns; an integer column whose bounds hold at most
         ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
         instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
         with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
@@ -233,6 +233,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     >>> synth.sample(5).shape
     (5, 4)
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("tree_edges_",)
 
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,

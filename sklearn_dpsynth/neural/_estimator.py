@@ -85,6 +85,27 @@ class _TorchSynthesizer(BaseSynthesizer):
     the ledger entry of the DP-SGD run planned from it.
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("model_", "n_records_", "expected_batch_size_", "sample_rate_",
+                         "steps_", "noise_multiplier_")
+
+    def _persisted_module(self, name: str, seq_len: int, n_tensors: int, n_values: int):
+        """An untrained ``model_`` of the saved shape, for :func:`~sklearn_dpsynth.load` to fill.
+
+        Built from the hyperparameters and the fitted layout; ``n_tensors``
+        and ``n_values`` (what the file holds) bound the hyperparameters
+        first, so that a damaged file cannot ask for a huge model.
+        """
+        self._check_saved_size(n_tensors, n_values, seq_len)
+        return self._build_model(0)
+
+    def _check_saved_size(self, n_tensors: int, n_values: int, seq_len: int) -> None:
+        sizes = {"d_model": self.d_model, "n_layers": self.n_layers, "n_heads": self.n_heads,
+                 "d_ff": self.d_ff if self.d_ff is not None else 1, "seq_len": seq_len}
+        if not all(isinstance(v, Integral) and not isinstance(v, bool) and 0 < v <= n_values
+                   for v in sizes.values()) or self.n_layers > n_tensors:
+            raise ValueError("the saved hyperparameters do not match the saved tensors")
+
     def _validate_params(self) -> None:
         """Check the hyperparameters, torch and the device before any data is touched."""
         super()._validate_params()
@@ -157,6 +178,9 @@ class TransformerSynthesizer(_TorchSynthesizer):
     rest, record the run in the ledger, then train (Opacus, Poisson
     sampling, per-sample clipping, AdamW with linear warm-up and decay).
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("layout_",)
 
     _parameter_constraints: dict = {**BaseSynthesizer._parameter_constraints,
                                     **NEURAL_CONSTRAINTS,

@@ -66,7 +66,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
     n_bins : int, default=100
         Uniform bins of numeric columns (a bin is written as its midpoint).
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Budget share spent learning undeclared columns.
@@ -220,6 +220,14 @@ class DP2StageSynthesizer(_TorchSynthesizer):
     >>> synth.sample(5).shape  # doctest: +SKIP
     (5, 3)
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("text_", "automaton_", "stage1_steps_")
+
+    def _persisted_module(self, name: str, seq_len: int, n_tensors: int, n_values: int):
+        """An untrained ``model_`` of the saved shape, for :func:`~sklearn_dpsynth.load` to fill."""
+        self._check_saved_size(n_tensors, n_values, seq_len)
+        return self._build_model(0, seq_len)
 
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,

@@ -44,7 +44,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
         Uniform bins of numeric columns; an integer column whose bounds hold at most
         ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
         instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Budget share spent learning undeclared columns.

@@ -124,6 +124,9 @@ class RecordsModelMixin:
 
     #: The model puts all its mass on finitely many records: held-out rows
     #: outside them score ``-inf`` (exact, but useless for model selection).
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("records_", "n_records_")
+
     _likelihood_on_records_only = True
 
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,

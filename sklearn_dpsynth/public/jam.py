@@ -66,7 +66,7 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
     n_bins : int, default=32
         Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Share of the budget spent learning undeclared columns.
@@ -141,6 +141,9 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
     >>> synth.sample(5).shape
     (5, 4)
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("history_", "n_public_")
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,

@@ -56,7 +56,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
     n_bins : int, default=32
         Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Share of the budget spent learning undeclared columns.
@@ -124,6 +124,9 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     >>> len(synth.tree_edges_)
     3
     """
+
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("weights_", "reweight_info_", "tree_edges_")
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,

@@ -49,7 +49,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
     n_bins : int, default=32
         Uniform bins of numeric columns.
-    preprocessing : {"private", "non-private"}, default="private"
+    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
         How undeclared columns are learned.
     preprocessing_budget : float in (0, 1), default=0.1
         Share of the budget spent learning undeclared columns.
@@ -65,7 +65,8 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         column names; ``None`` is every 2-way marginal of at most 10,000
         cells.
     n_uniform : int, default=10000
-        Number of uniform rows used when ``fit`` gets no ``public_data``.
+        Number of uniform rows used when ``fit`` gets no ``public_data``;
+        at most ``max_sample_cells`` cells (rows times columns, ``2**28``).
     max_iter : int, default=1000
         Largest number of projected-gradient steps of the reweighting.
     tol : float, default=1e-6
@@ -122,6 +123,9 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     (5, 4)
     """
 
+    #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
+    _persisted_state_ = ("weights_", "reweight_info_", "workload_")
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],
@@ -151,6 +155,9 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     def _fit_encoded(self, table, ledger: PrivacyLedger, rng: np.random.Generator,
                      public) -> None:
         workload = workload_positions(self.workload, table.columns, table.sizes)
+        if public is None:  # before any spending
+            self._check_cells(self.n_uniform, len(table.sizes), f"n_uniform={self.n_uniform}",
+                              "lower n_uniform")
         records = (public.to_numpy() if public is not None
                    else uniform_rows(table.sizes, self.n_uniform, rng))
         _progress(self.verbose, f"PMW-pub: measuring {len(workload)} marginals")

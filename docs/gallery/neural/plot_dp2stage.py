@@ -26,3 +26,9 @@ assert (rows["c1"] == value).all()
 print(f"held-out NLL {-synth.score(data.frame):.3f} nats/row; "
       f"perplexity by token type {synth.perplexity(data.frame.head(500))}")
 assert np.isclose(synth.privacy_ledger_.spent()[0], 2.0, rtol=1e-3)
+
+# %%
+# The 1-way marginals of 500 unconditioned synthetic rows beside the real ones.
+from sklearn_dpsynth.metrics import plot_marginals
+
+fig = plot_marginals(data.frame, synth.sample(500), domain=data.domain, n_cols=4)

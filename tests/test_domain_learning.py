@@ -1,0 +1,291 @@
+"""Private domain learning: refusal without signal, learned ranges, heavy-tailed bins."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpsynth import (DomainInferenceError, DomainInferenceWarning,
+                             IndependentSynthesizer, TableDiscretizer)
+from sklearn_dpsynth import _domain_learning
+from sklearn_dpsynth.domain import numeric_edges, numeric_scale, spec_from_declaration
+from sklearn_dpsynth.preprocessing import learn_domain
+from sklearn_dpsynth.privacy import PrivacyLedger
+
+
+def _learn(frame, seed=0, epsilon=1.0, share=0.1, **kwargs):
+    """learn_domain as a synthesizer's fit calls it; (domain, ledger)."""
+    ledger = PrivacyLedger(epsilon, 1e-9)
+    domain = learn_domain(frame, None, rng=np.random.default_rng(seed),
+                          budget=ledger.share(share * ledger.rho_budget, share * 1e-9),
+                          **kwargs)
+    return domain, ledger
+
+
+def _entries(ledger):
+    """What the ledger shows of each entry: target, mechanism and costs."""
+    return [(e.target, e.mechanism, e.rho, e.delta, e.noise_scale, e.sensitivity)
+            for e in ledger.entries]
+
+
+def _outcome(call):
+    try:
+        return call(), None
+    except Exception as error:  # noqa: BLE001 - class and message are compared
+        return None, (type(error), str(error))
+
+
+def _medium_table(n=5000, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "amount": rng.lognormal(8, 1.5, n),
+        "month": rng.integers(1, 13, n),
+        "year": rng.integers(2000, 2021, n),
+        "when": pd.Timestamp("2019-06-01") + pd.to_timedelta(rng.integers(0, 400, n), "D"),
+        "city": rng.choice(["Lyon", "Nice", "Paris"], n),
+    })
+
+
+# ------------------------------------------------------------ neighbours
+@pytest.mark.parametrize("row", [0, 17])
+def test_neighbours_spend_the_same_entries(row):
+    """D and D' one row apart, the same noise: the same ledger entries (targets,
+    mechanisms, costs) on every learning path (ranges, datetimes, categories)."""
+    frame = _medium_table()
+    neighbour = frame.drop(index=row).reset_index(drop=True)
+    (domain_a, ledger_a), (domain_b, ledger_b) = _learn(frame), _learn(neighbour)
+    assert _entries(ledger_a) == _entries(ledger_b)
+    targets = [e.target for e in ledger_a.entries]
+    for column in ("amount", "month", "year", "when"):
+        assert [t for t in targets if t.startswith(f"range of {column!r}")] == \
+            [f"range of {column!r}: {level}" for level in ("blocks", "cells", "sub-cells")]
+    assert domain_a.columns == domain_b.columns
+
+
+def test_neighbours_refused_with_the_same_error():
+    """Nothing learnable on 200 rows: D and D' (one more row) are refused with
+    the same class and message, naming the columns and what was spent."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(0, 1, 200),
+                          "c": rng.choice([f"v{i}" for i in range(40)], 200)})
+    neighbour = pd.concat([frame, pd.DataFrame({"x": [3.0], "c": ["v-new"]})],
+                          ignore_index=True)
+    errors = [_outcome(lambda X=X: _learn(X))[1] for X in (frame, neighbour)]
+    assert errors[0] is not None and errors[0] == errors[1]
+    kind, message = errors[0]
+    assert kind is DomainInferenceError and issubclass(kind, ValueError)
+    assert "['x', 'c']" in message and "domain=" in message and "dpsynth describe" in message
+    assert "preprocessing='private-lenient'" in message
+    ledger = PrivacyLedger(1.0, 1e-9)
+    with pytest.raises(DomainInferenceError):
+        learn_domain(frame, None, rng=np.random.default_rng(0),
+                     budget=ledger.share(0.1 * ledger.rho_budget, 1e-10))
+    assert f"epsilon={ledger.spent()[0]:.4g} of the budget epsilon=1 is spent" in \
+        str(_outcome(lambda: _learn(frame))[1][1])
+    # refused before the sub-cells: blocks and cells of x, categories of c only
+    assert [e.target for e in ledger.entries] == [
+        "range of 'x': blocks", "range of 'x': cells", "categories of 'c'"]
+
+
+def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
+    """With the noise mechanisms replaced by fixed outputs, two unrelated tables
+    of the same schema get the same decision: the same error, or the same domain."""
+    rng = np.random.default_rng(1)
+    tables = [pd.DataFrame({"a": rng.lognormal(3, 1, 3000), "b": rng.normal(0, 1, 3000)}),
+              pd.DataFrame({"a": rng.uniform(-5e6, 5e6, 40), "b": np.full(40, 7.0)})]
+
+    def released(value):
+        def noisy_histogram(self, counts, target):
+            out = np.zeros(counts.size)
+            out[counts.size // 2] = value  # a fixed cell, whatever the data
+            return out
+        return noisy_histogram
+
+    monkeypatch.setattr(_domain_learning._Budget, "noisy_histogram", released(0.0))
+    errors = [_outcome(lambda X=X: _learn(X))[1] for X in tables]
+    assert errors[0] is not None and errors[0] == errors[1]
+    monkeypatch.setattr(_domain_learning._Budget, "noisy_histogram", released(1e6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)  # a cell at 0, as chosen
+        domains = [_outcome(lambda X=X: _learn(X)[0])[0] for X in tables]
+    assert domains[0].to_dict() == domains[1].to_dict()
+
+
+# -------------------------------------------------------------- fidelity
+def test_lognormal_bounds_hold_the_1st_to_99th_percentiles():
+    """5,000 lognormal values, 30 noise draws: the learned bounds hold the 1st to
+    99th percentiles in at least 90% of the draws, and 95% of the rows in every
+    one; they stay within a decade of the data and get log-spaced bins."""
+    held = 0
+    for seed in range(30):
+        values = np.random.default_rng(seed).lognormal(8, 1.5, 5000)
+        domain, _ = _learn(pd.DataFrame({"x": values}), seed=seed)
+        low, high = domain["x"].edges[[0, -1]]
+        held += low <= np.quantile(values, 0.01) and high >= np.quantile(values, 0.99)
+        assert np.mean((values >= low) & (values <= high)) >= 0.95, seed
+        assert low >= 10 and high <= 1e6, seed
+        steps = np.diff(np.log(domain["x"].edges))
+        assert np.allclose(steps, steps[0]) and steps.size >= 32
+    assert held >= 27
+
+
+def test_concentrated_integer_columns_get_their_own_range():
+    """20,000 rows: months 1..12 and years 2000..2020 are learned as those
+    integers (not the grid cells [10, 15) or [2000, 2500) around them), and
+    sampled values are integers inside them."""
+    frame = _medium_table(20_000)[["month", "year"]]
+    synth = IndependentSynthesizer(random_state=0).fit(frame, epsilon=1.0)
+    month, year = synth.domain_["month"], synth.domain_["year"]
+    assert month.edges[0] == 0.5 and month.edges[-1] == 12.5 and month.n_bins == 12
+    assert 1999.5 == year.edges[0] and 2020.5 <= year.edges[-1] <= 2030.5
+    out = synth.sample(5000)
+    for column in ("month", "year"):
+        values = out[column].to_numpy()
+        spec = synth.domain_[column]
+        assert out[column].dtype == frame[column].dtype
+        assert values.min() >= spec.edges[0] and values.max() <= spec.edges[-1]
+
+
+def test_a_table_with_nothing_learnable_is_refused_before_the_main_measurements():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"score": rng.lognormal(5, 2.5, 200),  # 50 rows a decade
+                          "label": rng.choice(list("abcdefgh"), 200)})
+    synth = IndependentSynthesizer(random_state=0)
+    with pytest.raises(DomainInferenceError, match=r"\['score', 'label'\]"):
+        synth.fit(frame, epsilon=1.0)
+    assert not hasattr(synth, "privacy_ledger_")  # nothing was released
+    with pytest.raises(DomainInferenceError, match=r"\['label'\]"):  # all of epsilon
+        TableDiscretizer(random_state=0).fit(frame, epsilon=1.0)
+
+
+def test_lenient_opt_in_keeps_the_fallback_and_the_warning():
+    """preprocessing='private-lenient' fits as before: the whole public grid, no
+    category, one DomainInferenceWarning naming the columns."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"score": rng.lognormal(5, 2.5, 200),  # 50 rows a decade
+                          "label": rng.choice(list("abcdefgh"), 200)})
+    with pytest.warns(DomainInferenceWarning, match=r"\['score', 'label'\].*whole public grid"):
+        synth = IndependentSynthesizer(random_state=0, preprocessing="private-lenient").fit(
+            frame, epsilon=1.0)
+    grid = _domain_learning._numeric_grid()
+    np.testing.assert_array_equal(synth.domain_["score"].edges[[0, -1]],
+                                  [grid.left[0], grid.right[-1]])
+    assert synth.domain_["label"].categories == []
+    assert len(synth.sample(10)) == 10
+    with pytest.raises(ValueError, match="preprocessing"):
+        learn_domain(frame, None, preprocessing="lenient")
+
+
+# ----------------------------------------------------------- heavy tails
+def test_log_edges_on_a_declared_range_spanning_decades():
+    edges = numeric_edges(0, 1e6, 32)
+    # 32 bins per three orders of magnitude: [0, 1) and 63 geometric bins up to 1e6
+    assert edges[0] == 0 and edges[1] == 1 and edges[-1] == 1e6 and edges.size == 65
+    ratios = edges[2:] / edges[1:-1]
+    np.testing.assert_allclose(ratios, ratios[0])
+    spec = spec_from_declaration("amount", (0, 1e6), 32)
+    assert list(spec.points) == [0.0]  # the spike at 0 has its own code
+    assert spec.encode(np.array([0.0, 0.5]))[0] == spec.n_bins
+    linear = spec_from_declaration("amount", {"bounds": (0, 1e6), "scale": "linear"}, 32)
+    np.testing.assert_allclose(np.diff(linear.edges), 1e6 / 32)
+    assert not len(linear.points)
+    # a few negative corrections share one bin
+    negative = numeric_edges(-5894.56, 16334326.0, 32)
+    assert negative[:3].tolist() == [-5894.56, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("low, high, scale", [
+    (0, 999, "linear"), (0, 1000, "log"), (2, 1999, "linear"), (2, 2000, "log"),
+    (-20, 1999, "linear"), (-19, 1999, "log"), (-6934.5, 4225276, "log"),
+    (-1e6, 1e6, "linear"), (0.5, 1, "linear"),
+])
+def test_auto_scale_rule(low, high, scale):
+    assert numeric_scale(low, high) == scale
+
+
+def test_scale_errors_name_the_column():
+    with pytest.raises(ValueError, match="'a'.*scale"):
+        spec_from_declaration("a", {"bounds": (0, 10), "scale": "cubic"}, 8)
+    with pytest.raises(ValueError, match="'a'.*positive upper bound"):
+        spec_from_declaration("a", {"bounds": (-10, 0), "scale": "log"}, 8)
+    with pytest.raises(ValueError, match="'a'.*explicit 'edges'"):
+        spec_from_declaration("a", {"edges": [0, 1, 2], "scale": "log"}, 8)
+
+
+def test_integer_log_bins_hold_whole_integers_and_decode_inside_the_bounds():
+    spec = spec_from_declaration("stay", {"bounds": (0, 9999), "scale": "log"}, 32,
+                                 integer=True)
+    edges = spec.edges
+    assert edges[0] == -0.5 and edges[1] == 0.5 and edges[-1] == 9999.5  # 0 alone
+    assert np.all(edges == np.floor(edges) + 0.5) and np.all(np.diff(edges) >= 1)
+    values = np.arange(0, 10000)
+    codes = spec.encode(values)
+    decoded = spec.decode(codes, np.random.default_rng(0), "uniform")
+    assert np.array_equal(decoded, np.rint(decoded)) and decoded.min() >= 0 \
+        and decoded.max() <= 9999
+    np.testing.assert_array_equal(spec.encode(decoded), codes)
+
+
+def _zero_inflated(n=20_000, seed=0):
+    rng = np.random.default_rng(seed)
+    amount = np.where(rng.random(n) < 0.6, 0.0, rng.lognormal(7, 1.5, n))
+    return pd.DataFrame({"amount": np.minimum(amount, 1e6)})
+
+
+def _tvd_on_quantile_grid(real, fake):
+    """TVD of the two samples on the real column's 5%-quantile bins (zeros alone)."""
+    cuts = np.unique(np.quantile(real, np.linspace(0, 1, 21)))[1:-1]
+    a = np.bincount(np.searchsorted(cuts, real, side="right"), minlength=cuts.size + 1)
+    b = np.bincount(np.searchsorted(cuts, fake, side="right"), minlength=cuts.size + 1)
+    return 0.5 * np.abs(a / a.sum() - b / b.sum()).sum()
+
+
+def test_declared_log_scale_beats_linear_on_a_zero_inflated_lognormal():
+    frame = _zero_inflated()
+    tvds = {}
+    for scale in ("linear", "auto"):
+        domain = {"amount": {"bounds": (0, 1e6), "scale": scale}}
+        values = []
+        for seed in range(3):
+            synth = IndependentSynthesizer(domain=domain, random_state=seed)
+            fake = synth.fit(frame, epsilon=1.0).sample(len(frame))["amount"]
+            values.append(_tvd_on_quantile_grid(frame["amount"], fake))
+        tvds[scale] = np.mean(values)
+    # uniform bins of 31,250 put 99% of the rows in the first one: their
+    # synthetic values spread over [0, 31250); log bins and the point at 0 do not
+    assert tvds["auto"] < 0.1 < 0.4 < tvds["linear"]
+
+
+def test_learned_zero_inflated_amount_gets_its_spike():
+    frame = _zero_inflated()
+    domain, _ = _learn(frame)
+    spec = domain["amount"]
+    assert spec.edges[0] == 0 and list(spec.points) == [0.0]
+    assert numeric_scale(spec.edges[0], spec.edges[-1]) == "log"
+    assert (frame["amount"] <= spec.edges[-1]).mean() >= 0.99
+
+
+def test_scale_is_a_dict_key_for_every_synthesizer_and_round_trips():
+    frame = _zero_inflated(2000)
+    declared = {"amount": {"bounds": (0, 1e6), "scale": "log", "n_bins": 8}}
+    synth = IndependentSynthesizer(domain=declared, random_state=0).fit(frame, epsilon=1.0)
+    spec = synth.domain_["amount"]
+    assert spec.n_bins == 16 and list(spec.points) == [0.0]  # 8 per three decades
+    assert synth.privacy_ledger_.summary()["target"].str.startswith("1-way").all()  # free
+    again = spec_from_declaration("amount", spec.to_dict(), 32)
+    np.testing.assert_array_equal(again.edges, spec.edges)
+    np.testing.assert_array_equal(again.points, spec.points)
+
+
+def test_datetime_bounds_keep_uniform_bins():
+    """Seconds since 1970 span 'orders of magnitude' from 1970 on: dates stay linear."""
+    spec = spec_from_declaration("when", (pd.Timestamp("1970-01-01"), pd.Timestamp("2030-01-01")),
+                                 8)
+    np.testing.assert_allclose(np.diff(spec.edges), np.diff(spec.edges)[0])
+    assert not len(spec.points)
+    frame = pd.DataFrame({"when": pd.Timestamp("1970-01-01") + pd.to_timedelta(
+        np.random.default_rng(0).integers(0, 20_000, 20_000), "D")})
+    domain, _ = _learn(frame)
+    steps = np.diff(domain["when"].edges)
+    np.testing.assert_allclose(steps, steps[0])
