@@ -243,3 +243,20 @@ def test_offset_csv_reads_the_same_on_duckdb(tmp_path):
                                   memory.privacy_ledger_.summary())
     pd.testing.assert_frame_equal(engine.sample(200, random_state=0),
                                   memory.sample(200, random_state=0))
+
+
+def test_a_saved_model_keeps_its_unit_bins(tmp_path):
+    from sklearn_dpsynth import load, save
+
+    frame = _monthly(n=2400)
+    frame["when"] = frame["when"].dt.tz_localize("Europe/Paris")
+    model = IndependentSynthesizer(domain={"when": {**MONTHLY, "tz": "Europe/Paris"}},
+                                   random_state=0).fit(frame, epsilon=20.0)
+    save(model, tmp_path / "model.dpsynth")
+    loaded = load(tmp_path / "model.dpsynth")
+    np.testing.assert_array_equal(loaded.domain_["when"].edges, model.domain_["when"].edges)
+    rows = loaded.sample(500, random_state=0)
+    local = rows["when"].dt.tz_convert("Europe/Paris")
+    assert str(rows["when"].dt.tz) == "Europe/Paris"
+    assert (local == local.dt.normalize()).all() and (local.dt.day == 1).all()
+    pd.testing.assert_frame_equal(rows, model.sample(500, random_state=0))
