@@ -340,3 +340,20 @@ def test_pipeline_with_a_function_step_cannot_be_saved_and_says_so(tmp_path):
     pipe.fit(_ages(), epsilon=1.0)
     with pytest.raises(ValueError, match="RowWise.*model file cannot hold"):
         save(pipe, tmp_path / "model.dpsynth")
+
+
+def test_row_wise_step_carries_nothing_of_neighbouring_tables():
+    fitted = []
+    for table in _neighbours():
+        step = RowWise(FunctionTransformer(_plus_one, _minus_one))
+        pipe = SynthesizerPipeline([("shift", step)],
+                                   IndependentSynthesizer(domain={"age": (0, 120)},
+                                                          random_state=0))
+        fitted.append(pipe.fit(_ages(table), epsilon=1.0))
+    inner = [vars(p.steps_[0][1].transformer_) for p in fitted]
+    assert inner[0].keys() == inner[1].keys()
+    for key in inner[0]:
+        np.testing.assert_array_equal(inner[0][key], inner[1][key])
+    costs = [[(e.target, e.mechanism, e.rho, e.delta) for e in p.privacy_ledger_.entries]
+             for p in fitted]
+    assert costs[0] == costs[1]
