@@ -241,10 +241,12 @@ class RowWise(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like
+            Rows to transform (during the pipeline's ``fit``, the private
+            table or the previous step's output of it).
 
         Returns
         -------
-        The function's output.
+        The function's output, one row per row of ``X``.
         """
         check_is_fitted(self, "transformer_")
         out = self.transformer_.transform(X)
@@ -260,6 +262,7 @@ class RowWise(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like
+            Rows in the function's output space, e.g. synthetic ones.
 
         Returns
         -------
@@ -528,6 +531,11 @@ class SynthesizerPipeline(BaseEstimator):
                                                   and hasattr(step, "inverse_transform")):
                 raise TypeError(f"step {name!r} ({type(step).__name__}) needs transform and "
                                 "inverse_transform to map samples back.")
+            if isinstance(step, RowWise) and not isinstance(step.transformer,
+                                                            FunctionTransformer):
+                raise TypeError(f"step {name!r}: RowWise wraps a "
+                                "sklearn.preprocessing.FunctionTransformer, got "
+                                f"{type(step.transformer).__name__}.")
             kind = step_privacy(step)
             if kind == "non-private" and not self.allow_non_private:
                 raise ValueError(_refusal(name, step))

@@ -155,6 +155,7 @@ def test_grid_search_over_public_hyperparameters():
     ({"preprocessing_budget": 1.5}, ValueError, "preprocessing_budget"),
     ({"steps": [("a", "passthrough"), ("a", "passthrough")]}, ValueError, "unique"),
     ({"steps": [("norm", Normalizer())]}, TypeError, "'norm'"),
+    ({"steps": [("scale", RowWise(StandardScaler()))]}, TypeError, "'scale'.*FunctionTransformer"),
 ])
 def test_bad_parameters_name_themselves(kwargs, error, match):
     params = {"steps": [("p", "passthrough")], "synthesizer": IndependentSynthesizer()}
