@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 from abc import ABCMeta, abstractmethod
 from typing import Any, Hashable, Mapping
@@ -14,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure,
                             engine_dtypes, read_engine_kinds, read_kinds, read_like)
+from ._tableio import ChunkWriter, output_format
 from ._validation import COMMON_CONSTRAINTS, check_n_samples, check_rng
 from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
                        is_spark_input, open_duckdb, open_spark)
@@ -328,7 +328,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
                 or chunk_size < 1:
             raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}.")
         self._check_sample_size(min(chunk_size, n_samples), "chunk_size")
-        writer = _ChunkWriter(path, _output_format(path, format))
+        writer = ChunkWriter(path, output_format(path, format))
         rng = self._sampling_rng if random_state is None else check_rng(random_state)
         sizes = [chunk_size] * (n_samples // chunk_size)
         if n_samples % chunk_size or not sizes:
@@ -447,69 +447,3 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """Raise a clear error for estimators without conditional sampling."""
         if conditions:
             raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")
-
-
-# ------------------------------------------------------------- sample_to
-def _output_format(path: str | os.PathLike, format: str | None) -> str:
-    """``"csv"`` or ``"parquet"``, given or from the suffix; ValueError otherwise."""
-    if format is not None:
-        if format not in ("csv", "parquet"):
-            raise ValueError(f"format must be 'csv', 'parquet' or None, got {format!r}.")
-        return format
-    lowered = os.fspath(path).lower()
-    if lowered.endswith((".parquet", ".pq")):
-        return "parquet"
-    if lowered.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
-        return "csv"
-    raise ValueError("path: cannot tell the format from the suffix; name a .csv, .csv.gz, "
-                     ".parquet or .pq file, or pass format='csv' or 'parquet'.")
-
-
-class _ChunkWriter:
-    """Appends DataFrames to one CSV or Parquet file (one row group per chunk)."""
-
-    def __init__(self, path: str | os.PathLike, format: str) -> None:
-        self.path, self.format = os.fspath(path), format
-        self.handle: Any = None
-        self.parquet: Any = None
-        self.schema: Any = None
-        if format == "parquet":
-            try:
-                import pyarrow  # noqa: F401
-                import pyarrow.parquet  # noqa: F401
-            except ImportError:
-                raise ImportError("writing Parquet needs pyarrow: "
-                                  "pip install 'sklearn-dpsynth[parquet]'.") from None
-
-    def write(self, frame: pd.DataFrame) -> None:
-        if self.format == "csv":
-            self._write_csv(frame)
-        else:
-            self._write_parquet(frame)
-
-    def _write_csv(self, frame: pd.DataFrame) -> None:
-        first = self.handle is None
-        if first:
-            opener = gzip.open if self.path.lower().endswith(".gz") else open
-            self.handle = opener(self.path, "wt", newline="")
-        separator = "\t" if self.path.lower().endswith((".tsv", ".tsv.gz")) else ","
-        frame.to_csv(self.handle, header=first, index=False, sep=separator)
-
-    def _write_parquet(self, frame: pd.DataFrame) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
-        if self.parquet is None:
-            table = pa.Table.from_pandas(frame, preserve_index=False)
-            self.schema = table.schema
-            self.parquet = pq.ParquetWriter(self.path, self.schema)
-        else:
-            table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
-        self.parquet.write_table(table)
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-        if self.parquet is not None:
-            self.parquet.close()

@@ -59,8 +59,6 @@ dates without one are wall-clock times (in the declared ``tz``).
 
 from __future__ import annotations
 
-import csv
-import gzip
 import warnings
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
@@ -68,6 +66,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._tableio import CSV_NA_STRINGS, check_column_names, csv_header
 from .domain import ColumnSpec, Domain, declared_kind, is_kind_only, unit_edges
 from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
@@ -766,76 +765,3 @@ def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.D
     out = pd.DataFrame(cast, index=frame.index)
     out.columns = frame.columns
     return out
-
-
-# --------------------------------------------------------------- CSV files
-#: Cells read as missing values in CSV files (and only these: "n/a" is text).
-CSV_NA_STRINGS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "None")
-
-#: Separators a CSV header may use: the one it holds most often wins (ties in this order).
-CSV_SEPARATORS = (",", ";", "\t")
-
-
-def csv_header(path: str, where: str) -> tuple[str, list[str]]:
-    """The separator and column names of a CSV file, from its header line alone.
-
-    The encoding is UTF-8 (a byte-order mark is dropped; ``.gz`` files are
-    decompressed); the separator is the comma, semicolon or tab that the
-    header holds most often.  Only the header line is read: nothing here
-    depends on the rows.
-
-    Parameters
-    ----------
-    path : str
-        A CSV file.
-    where : str
-        What to call the header in messages.
-
-    Returns
-    -------
-    separator : str
-    names : list of str
-
-    Raises
-    ------
-    ValueError
-        For a header that is not UTF-8 or is empty, or has empty or repeated
-        column names (naming their positions).
-    """
-    opener = gzip.open if str(path).lower().endswith(".gz") else open
-    with opener(path, "rb") as handle:
-        line = handle.readline()
-    try:
-        header = line.decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError:
-        raise ValueError(f"{where} is not UTF-8 text; save the file as UTF-8.") from None
-    if not header.strip():
-        raise ValueError(f"{where} is empty (the first line names the columns).")
-    separator = max(CSV_SEPARATORS, key=lambda s: (header.count(s), -CSV_SEPARATORS.index(s)))
-    names = [name.strip() for name in next(csv.reader([header], delimiter=separator))]
-    check_column_names(names, where)
-    return separator, names
-
-
-def check_column_names(names: Sequence[Any], where: str) -> None:
-    """ValueError naming the positions of empty or repeated column names (a header
-    is schema: public).
-
-    Parameters
-    ----------
-    names : sequence
-    where : str
-        What to call the header in messages.
-    """
-    empty = [i + 1 for i, name in enumerate(names) if not str(name).strip()]
-    if empty:
-        raise ValueError(f"{where} has an empty column name at position(s) {empty}; name "
-                         "every column.")
-    positions: dict = {}
-    for i, name in enumerate(names):
-        positions.setdefault(name, []).append(i + 1)
-    repeated = {name: at for name, at in positions.items() if len(at) > 1}
-    if repeated:
-        shown = "; ".join(f"{name!r} at positions {at}" for name, at in repeated.items())
-        raise ValueError(f"{where} repeats column names ({shown}); give every column its own "
-                         "name.")

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from ._column_kinds import CSV_NA_STRINGS, check_column_names, csv_header, read_kinds
+from . import _tableio as tableio
+from ._column_kinds import read_kinds
 from .exceptions import PrivacyWarning
 from .persistence import ModelFileError, check_savable, load, save
 from .public_domain import describe_domain
@@ -50,17 +51,17 @@ class CommandError(Exception):
 def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
     """Read a CSV or Parquet file (by extension) into a DataFrame.
 
-    A CSV file is read as text: its separator (comma, semicolon or tab) and
-    encoding (UTF-8, a byte-order mark dropped) come from the header line
-    alone, and no column's type is guessed from its rows.  With
-    ``as_text=True`` (what ``dpsynth fit`` reads) every CSV column is left
-    as text (object dtype) for the estimator to read by its declared or
-    privately chosen kind (see ``sklearn_dpsynth._column_kinds``);
-    otherwise (``describe`` and ``report``, which read their tables without
-    privacy protection anyway) the text is cast by the same public rule on
-    the exact counts (dates written with a UTC offset come back tz-aware,
-    in UTC, when half of a column's dates carry one).  A Parquet file keeps
-    its schema.
+    A CSV file is read as text (see ``sklearn_dpsynth._tableio.read_table``):
+    its separator (comma, semicolon or tab) and encoding (UTF-8, a
+    byte-order mark dropped) come from the header line alone, and no
+    column's type is guessed from its rows.  With ``as_text=True`` (what
+    ``dpsynth fit`` reads) every CSV column is left as text (object dtype)
+    for the estimator to read by its declared or privately chosen kind (see
+    ``sklearn_dpsynth._column_kinds``); otherwise (``describe`` and
+    ``report``, which read their tables without privacy protection anyway)
+    the text is cast by the same public rule on the exact counts (dates
+    written with a UTC offset come back tz-aware, in UTC, when half of a
+    column's dates carry one).  A Parquet file keeps its schema.
 
     Parameters
     ----------
@@ -79,36 +80,13 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
         For a missing or unreadable file, or a header with empty or
         repeated column names (naming their positions).
     """
-    file = Path(path)
-    if not file.is_file():
-        raise CommandError(f"no such file: {path}")
-    if file.suffix.lower() in (".parquet", ".pq"):
-        try:
-            import pyarrow  # noqa: F401  (pandas' Parquet engine)
-        except ImportError:
-            raise CommandError("reading Parquet needs pyarrow: "
-                               "pip install 'sklearn-dpsynth[parquet]'") from None
-        frame = pd.read_parquet(file)
-        _checked(check_column_names, list(frame.columns), f"{path}: the column names")
-        return frame
-    separator, names = _checked(csv_header, str(file), f"{path}: the header line")
     try:
-        frame = pd.read_csv(file, sep=separator, encoding="utf-8-sig", dtype=object,
-                            header=0, names=names, skipinitialspace=True,
-                            keep_default_na=False, na_values=list(CSV_NA_STRINGS))
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError,
-            ValueError) as exc:
-        raise CommandError(f"{path} is not a readable CSV file ({type(exc).__name__})") from None
-    frame = frame.astype(object)
-    return frame if as_text else _exact_kinds(frame)
-
-
-def _checked(check: Any, *args: Any) -> Any:
-    """``check(*args)``, its ValueError as a CommandError."""
-    try:
-        return check(*args)
-    except ValueError as exc:
+        frame = tableio.read_table(path)
+    except tableio.TableReadError as exc:
         raise CommandError(str(exc)) from None
+    if as_text or tableio.format_from_suffix(path) == "parquet":
+        return frame
+    return _exact_kinds(frame)
 
 
 def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
@@ -121,16 +99,12 @@ def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, path: str) -> None:
-    """Write a DataFrame as CSV, or Parquet for ``*.parquet`` / ``*.pq``."""
-    if Path(path).suffix.lower() in (".parquet", ".pq"):
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise CommandError("writing Parquet needs pyarrow: "
-                               "pip install 'sklearn-dpsynth[parquet]'") from None
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
+    """Write a DataFrame as Parquet for ``*.parquet`` / ``*.pq``, TSV for
+    ``*.tsv`` / ``*.tsv.gz``, else CSV (see ``sklearn_dpsynth._tableio.write_table``)."""
+    try:
+        tableio.write_table(frame, path)
+    except ImportError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _parse_value(text: str) -> Any:
@@ -303,7 +277,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     conditions = _conditions(args.condition, model) or None
     if args.output and (args.n_samples or 0) > _CHUNK_ROWS:  # bounded memory
-        is_parquet = Path(args.output).suffix.lower() in (".parquet", ".pq")
+        is_parquet = tableio.format_from_suffix(args.output) == "parquet"
         model.sample_to(args.output, args.n_samples, chunk_size=_CHUNK_ROWS,
                         format="parquet" if is_parquet else "csv", conditions=conditions)
         print(f"wrote {args.n_samples} synthetic rows to {args.output}", file=sys.stderr)

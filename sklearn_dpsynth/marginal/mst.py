@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Callable
@@ -13,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
+from .._progress import Progress
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
@@ -283,8 +282,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         rho = ledger.rho_remaining()
         shares = _budget_shares(plan.private_selection, plan.measure_cliques)
         self.attributes_ = list(self.domain_.model_domain().attributes)
-        log = _StageLog(self.verbose, ledger)
-        log.start(f"measuring {table.n_columns} 1-way marginals")
+        log = Progress(self.verbose, "MST", stage_note=lambda: _spent_so_far(ledger))
+        log.stage(f"measuring {table.n_columns} 1-way marginals")
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights)
         compressed = table.remap(self.compression_.mappings)
@@ -293,7 +292,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
             # and, from memory, the selected edges' measurements)
             compressed = compressed.with_counts(
                 _candidate_pairs(compressed.n_columns, plan.components))
-        log.start("selecting the spanning tree"
+        log.stage("selecting the spanning tree"
                   + (" on the public table" if plan.public is not None else ""))
         if plan.public is None:
             edges = self._private_tree(compressed, plan.components, independent, ledger, rng,
@@ -301,12 +300,12 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         else:
             edges = self._public_tree(plan.public, plan.components)
         cliques = plan.initial + edges
-        log.start(f"measuring {len(cliques)} selected marginals")
+        log.stage(f"measuring {len(cliques)} selected marginals")
         measurements = one_way + self._measure_cliques(compressed, cliques, ledger, rng,
                                                        plan.weights)
-        log.start(f"estimating the model from {len(measurements)} measurements")
+        log.stage(f"estimating the model from {len(measurements)} measurements")
         self._estimate(measurements, independent)
-        log.start(None)
+        log.stage(None)
         labels = self.domain_.columns
         self.cliques_ = [tuple(labels[c] for c in clique) for clique in cliques]
         self.tree_edges_ = [(labels[a], labels[b]) for a, b in edges]
@@ -438,25 +437,6 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         return out
 
 
-class _StageLog:
-    """One line per stage on stderr (its time, the epsilon spent so far) when verbose."""
-
-    def __init__(self, verbose: bool, ledger: PrivacyLedger) -> None:
-        self.verbose = verbose
-        self.ledger = ledger
-        self.stage: str | None = None
-        self.began = 0.0
-
-    def start(self, stage: str | None) -> None:
-        """End the current stage (printing its line) and begin ``stage`` (None: done)."""
-        now = time.perf_counter()
-        if self.verbose and self.stage is not None:
-            spent = self.ledger.spent()[0] if len(self.ledger.entries) else 0.0
-            print(f"[MST] {self.stage}: done in {now - self.began:.2f}s, "
-                  f"epsilon spent so far {spent:.4g}", file=sys.stderr, flush=True)
-        self.stage, self.began = stage, now
-
-
 @dataclass
 class _Plan:
     """Validated options of a fit."""
@@ -480,6 +460,12 @@ class _Plan:
     def measure_cliques(self) -> bool:
         """Whether step 4 measures anything."""
         return bool(self.initial) or self.components.n_components > 1
+
+
+def _spent_so_far(ledger: PrivacyLedger) -> str:
+    """The stage note of the verbose log: the epsilon the ledger has spent so far."""
+    spent = ledger.spent()[0] if len(ledger.entries) else 0.0
+    return f"epsilon spent so far {spent:.4g}"
 
 
 def _candidate_pairs(n_columns: int, components: Components) -> list[tuple[int, int]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -10,8 +9,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
-from tqdm.auto import tqdm
 
+from .._progress import Progress
 from ._tables import CATEGORICAL, NUMERIC, column_kinds, prepare_tables
 from .conjunctions import conjunction_error
 from .correlation import correlation_accuracy
@@ -252,8 +251,7 @@ def evaluate(
         raise ValueError(f"target {target!r} is not a column of the tables.")
     rows = []
     names = list(_selected_metrics(metrics, context))
-    with tqdm(names, desc="evaluate", unit="metric", disable=not verbose,
-              file=sys.stderr) as bar:
+    with Progress(verbose, "evaluate").bar(names, unit="metric") as bar:
         for name in bar:
             bar.set_postfix_str(name)
             rows.extend(_BUILDERS[name](context))

@@ -10,7 +10,6 @@ the methods that need them, so this module imports without them.
 from __future__ import annotations
 
 import contextlib
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -18,6 +17,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
+from .._progress import Progress
 from ..backends import EncodedTable
 from ..exceptions import PrivacyWarning
 from ..privacy import PrivacyLedger
@@ -337,6 +337,7 @@ class _EpochProgress:
         self.epoch_of_step[plan.steps] = n_epochs
         self.n_epochs = n_epochs
         self.losses: list[float] = []
+        self.reporter = Progress(True, name)
 
     @classmethod
     def create(cls, estimator, ledger: PrivacyLedger, plan, name: str | None = None
@@ -366,13 +367,13 @@ class _EpochProgress:
         epoch = self.epoch_of_step.get(step)
         if epoch is None:
             return
-        line = f"[{self.name}] epoch {epoch}/{self.n_epochs} (step {step}/{steps}): "
+        line = f"epoch {epoch}/{self.n_epochs} (step {step}/{steps}): "
         if self.show_loss:
             mean = float(np.mean(self.losses)) if self.losses else float("nan")
             self.losses = []
             line += f"training loss {mean:.4f} nats/row (private, not noised), "
         line += f"epsilon spent so far {self.epsilon_after(step):.4g}"
-        print(line, file=sys.stderr, flush=True)
+        self.reporter.line(line)
 
 
 def warn_private_loss(name: str) -> None:

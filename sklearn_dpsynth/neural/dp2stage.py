@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -12,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseSynthesizer
+from .._progress import Progress
 from ..backends import EncodedTable
 from ..preprocessing import align_columns
 from ..privacy import PrivacyLedger
@@ -446,7 +446,7 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         if not self.verbose:
             return None
         losses: list[float] = []
-        label = f"[{type(self).__name__} stage 1 (template, non-private)]"
+        reporter = Progress(True, f"{type(self).__name__} stage 1 (template, non-private)")
 
         def report(step: int, steps: int, loss: float) -> None:
             if np.isfinite(loss):
@@ -454,8 +454,8 @@ class DP2StageSynthesizer(_TorchSynthesizer):
             if step == steps or step % max(steps // 10, 1) == 0:
                 mean = float(np.mean(losses)) if losses else float("nan")
                 losses.clear()
-                print(f"{label} step {step}/{steps}: training loss {mean:.4f} nats/row "
-                      "(public pseudo rows)", file=sys.stderr, flush=True)
+                reporter.line(f"step {step}/{steps}: training loss {mean:.4f} nats/row "
+                              "(public pseudo rows)")
 
         return report
 

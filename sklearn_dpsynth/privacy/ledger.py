@@ -18,7 +18,9 @@ categories).  Composition adds Renyi curves order by order and adds the
 additive deltas; the final ``(epsilon, delta)`` is the tight conversion of
 the composed curve at ``delta - sum(additive deltas)``.  With only zCDP
 entries this is exactly ``rho_to_epsilon(sum rho, delta')``.  Every cost
-formula comes from :mod:`sklearn_dpsynth.privacy.accounting`.
+formula comes from :mod:`sklearn_dpsynth.privacy.accounting`; the Renyi
+curves are checked by ``privacy._curves`` and the summary table is built
+by ``privacy._summary``.
 """
 
 from __future__ import annotations
@@ -26,66 +28,22 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import BudgetExceededError
+from ._curves import RELATIVE_SLACK, Curve, as_curve, check_cost, common_orders
+from ._summary import ledger_summary
 from .accounting import epsilon_to_rho, gaussian_sigma, rdp_to_epsilon, rho_to_epsilon
 from .budget import check_budget
 from .mechanisms import DiscreteGaussian, ExponentialMechanism, Mechanism, PermuteAndFlip
 
 __all__ = ["LedgerEntry", "LedgerShare", "PrivacyLedger", "ROW_COUNT_TARGET", "noisy_row_count"]
 
-#: Relative slack allowed when checking a total against the budget; it only
-#: absorbs floating-point rounding of sums that are equal on paper.
-_RELATIVE_SLACK = 1e-9
-
 #: The selection mechanisms of :meth:`_Spending.select`, by ledger label.
 _SELECTIONS = {cls.name: cls for cls in (ExponentialMechanism, PermuteAndFlip)}
-
-#: A Renyi curve: (orders, values).
-Curve = tuple[Sequence[float], Sequence[float]]
-
-
-def _as_curve(rdp: Curve) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a Renyi curve and return it sorted by order.
-
-    Parameters
-    ----------
-    rdp : (orders, values)
-        Orders, each finite, distinct and ``> 1``, in any order; values
-        ``>= 0`` (``inf`` where unknown).
-
-    Returns
-    -------
-    orders, values : ndarray of float
-        Sorted by increasing order, each value still beside its order.
-    """
-    try:
-        orders, values = rdp
-    except (TypeError, ValueError):
-        raise ValueError("rdp must be a pair (orders, values).") from None
-    orders = np.asarray(orders, dtype=float)
-    values = np.asarray(values, dtype=float)
-    if orders.ndim != 1 or orders.shape != values.shape or orders.size == 0:
-        raise ValueError("rdp: orders and values must be 1-D and of the same, non-zero "
-                         "length.")
-    if not np.all(np.isfinite(orders) & (orders > 1.0)):
-        raise ValueError("rdp: every Renyi order must be finite and > 1.")
-    if np.any(np.isnan(values) | (values < 0)):
-        raise ValueError("rdp: every value must be >= 0 (inf where unknown), not NaN.")
-    by_order = np.argsort(orders, kind="stable")
-    orders, values = orders[by_order], values[by_order]
-    if np.any(np.diff(orders) == 0):
-        raise ValueError("rdp: the Renyi orders must be distinct.")
-    return orders, values
-
-
-def _check_cost(rho: float, delta: float) -> None:
-    if not (math.isfinite(rho) and rho >= 0 and math.isfinite(delta) and delta >= 0):
-        raise ValueError("rho and delta of an entry must be finite and >= 0.")
 
 
 @dataclass(frozen=True)
@@ -429,7 +387,7 @@ class PrivacyLedger(_Spending):
         ValueError
             If ``rdp`` is not a valid curve (the message names ``rdp``).
         """
-        curve = None if rdp is None else _as_curve(rdp)
+        curve = None if rdp is None else as_curve(rdp)
         conv_delta = self._conversion_delta(delta)
         if conv_delta <= 0:
             return math.inf
@@ -437,7 +395,8 @@ class PrivacyLedger(_Spending):
         curves = [e for e in self.entries if e.rdp_orders]
         if not curves and curve is None:
             return rho_to_epsilon(total_rho, conv_delta)
-        orders = self._common_orders(curves, curve)
+        orders = common_orders([e.rdp_orders for e in curves]
+                               + ([] if curve is None else [curve[0]]))
         values = total_rho * orders
         for entry in curves:
             values = values + entry.rdp_at(orders)
@@ -468,7 +427,7 @@ class PrivacyLedger(_Spending):
         -------
         bool
         """
-        return self.epsilon_if(**candidate) <= self.epsilon * (1 + _RELATIVE_SLACK)
+        return self.epsilon_if(**candidate) <= self.epsilon * (1 + RELATIVE_SLACK)
 
     def spent(self) -> tuple[float, float]:
         """The ``(epsilon, delta)`` guarantee of everything recorded so far.
@@ -527,8 +486,8 @@ class PrivacyLedger(_Spending):
         BudgetExceededError
             If the total would exceed ``(epsilon, delta)``.
         """
-        _check_cost(rho, delta)
-        curve = None if rdp is None else _as_curve(rdp)
+        check_cost(rho, delta)
+        curve = None if rdp is None else as_curve(rdp)
         if not self.fits(rho=rho, delta=delta, rdp=curve):
             raise BudgetExceededError(
                 f"measuring {target} with {mechanism} (rho={rho:.4g}, delta={delta:.3g}) "
@@ -545,16 +504,6 @@ class PrivacyLedger(_Spending):
         return entry
 
     # ----------------------------------------------------------------- display
-    def _entry_epsilon(self, entry: LedgerEntry) -> tuple[float, float]:
-        """The entry's own epsilon at the ledger's delta, and the Renyi order attaining it."""
-        conv_delta = self.delta - entry.delta
-        if conv_delta <= 0:
-            return math.inf, math.nan
-        if entry.rdp_orders:
-            orders = np.asarray(entry.rdp_orders, dtype=float)
-            return rdp_to_epsilon(orders, entry.rdp_at(orders), conv_delta)
-        return rho_to_epsilon(entry.rho, conv_delta), math.nan
-
     def summary(self) -> pd.DataFrame:
         """One row per entry: its own cost, then the guarantee of everything so far.
 
@@ -581,28 +530,7 @@ class PrivacyLedger(_Spending):
               ledger's: the additive deltas so far plus the delta the
               conversion of the composed Renyi curve uses.
         """
-        rows = []
-        running = PrivacyLedger(self.epsilon, self.delta)
-        for entry in self.entries:
-            running.entries.append(entry)
-            own_epsilon, order = self._entry_epsilon(entry)
-            curve_only = bool(entry.rdp_orders) and entry.rho == 0
-            rows.append({
-                "target": entry.target,
-                "mechanism": entry.mechanism,
-                "share": entry.details.get("share", ""),
-                "noise_scale": entry.noise_scale,
-                "sensitivity": entry.sensitivity,
-                "rho": math.nan if curve_only else entry.rho,
-                "epsilon": own_epsilon,
-                "order": order,
-                "delta": entry.delta,
-                "cumulative_epsilon": running.epsilon_if(),
-                "cumulative_delta": running.delta,
-            })
-        columns = ["target", "mechanism", "share", "noise_scale", "sensitivity", "rho",
-                   "epsilon", "order", "delta", "cumulative_epsilon", "cumulative_delta"]
-        return pd.DataFrame(rows, columns=columns)
+        return ledger_summary(self)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -722,7 +650,7 @@ class LedgerShare(_Spending):
         return epsilon_to_rho(epsilon, delta) if epsilon > 0 else 0.0
 
     def _within_share(self, charge: float, delta: float) -> bool:
-        slack = 1.0 + _RELATIVE_SLACK
+        slack = 1.0 + RELATIVE_SLACK
         return (self.rho_spent + charge <= self.rho * slack
                 and self.delta_spent + delta <= self.delta * slack)
 
@@ -740,7 +668,7 @@ class LedgerShare(_Spending):
         -------
         bool
         """
-        curve = None if rdp is None else _as_curve(rdp)
+        curve = None if rdp is None else as_curve(rdp)
         return (self._within_share(self._charge(rho, curve), delta)
                 and self.parent.fits(rho=rho, delta=delta, rdp=curve))
 
@@ -781,8 +709,8 @@ class LedgerShare(_Spending):
             If the entry would take the share past ``(rho, delta)``, or the
             parent past its budget.
         """
-        _check_cost(rho, delta)
-        curve = None if rdp is None else _as_curve(rdp)
+        check_cost(rho, delta)
+        curve = None if rdp is None else as_curve(rdp)
         charge = self._charge(rho, curve)
         if not self._within_share(charge, delta):
             raise BudgetExceededError(

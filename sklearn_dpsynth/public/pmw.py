@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._progress import Progress
 from ..privacy import PrivacyLedger
 from ._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
 from ._reweight import reweight_records
@@ -17,8 +17,8 @@ __all__ = ["PMWPubSynthesizer"]
 
 
 def _progress(verbose: bool, message: str) -> None:
-    if verbose:
-        print(f"[{message}]", file=sys.stderr, flush=True)
+    """``[message]`` on stderr when verbose (the public-data methods' steps)."""
+    Progress(verbose).line(f"[{message}]")
 
 
 class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):

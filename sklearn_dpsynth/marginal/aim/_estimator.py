@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..._base import BaseSynthesizer
+from ..._progress import Progress
 from ...backends import EncodedTable
 from ...pgm import GraphicalModel, JunctionTree, ModelDomain
 from ...privacy import PrivacyLedger, gaussian_sigma
@@ -449,11 +450,12 @@ class _Run:
 
     def loop(self, schedule: BudgetSchedule) -> None:
         """Select-measure-estimate rounds until the budget is spent."""
-        with _ProgressBar(self.options.verbose) as bar:
+        progress = Progress(self.options.verbose, "AIM")
+        with progress.bar(total=100.0, unit="%", bar_format=_BAR_FORMAT) as bar:
             while not schedule.final and self.ledger.rho_remaining() > 0:
                 info = self.round(schedule, len(self.history) + 1)
                 self.history.append(info)
-                bar.update(info)
+                _show_round(bar, info)
                 if self.options.callback is not None:
                     self.options.callback(dict(info))
 
@@ -528,29 +530,15 @@ class _Run:
                                       dtype=options.dtype)
 
 
-class _ProgressBar:
-    """A tqdm bar over the budget (percent), or nothing when not verbose."""
+#: The verbose bar: the percentage of the budget spent, then the last round.
+_BAR_FORMAT = "{desc}: {percentage:3.0f}% of budget|{bar}| [{elapsed}<{remaining}{postfix}]"
 
-    def __init__(self, verbose: bool) -> None:
-        self.verbose = verbose
-        self.bar: Any = None
 
-    def __enter__(self) -> "_ProgressBar":
-        if self.verbose:
-            from tqdm.auto import tqdm
-            self.bar = tqdm(total=100.0, desc="AIM", unit="%",
-                            bar_format="{desc}: {percentage:3.0f}% of budget|{bar}| "
-                                       "[{elapsed}<{remaining}{postfix}]")
-        return self
-
-    def update(self, info: dict) -> None:
-        if self.bar is None:
-            return
-        self.bar.n = round(100.0 * info["budget_used"], 2)
-        self.bar.set_postfix(round=info["round"], clique=info["clique"],
-                             model=f"{info['model_size_mb']:.2g}MiB", refresh=False)
-        self.bar.refresh()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
+def _show_round(bar: Any, info: dict) -> None:
+    """Move the verbose bar to the budget used after a round, naming its clique."""
+    if bar.disable:
+        return
+    bar.n = round(100.0 * info["budget_used"], 2)
+    bar.set_postfix(round=info["round"], clique=info["clique"],
+                    model=f"{info['model_size_mb']:.2g}MiB", refresh=False)
+    bar.refresh()
