@@ -6,11 +6,11 @@ from scipy.optimize import minimize
 
 from sklearn_dpsynth._marginals import contingency_counts, project_to_simplex
 from sklearn_dpsynth.backends import NumpyTable
-from sklearn_dpsynth.marginal._compression import DomainCompression, weighted_simplex_projection
-from sklearn_dpsynth.marginal._measure import measure_marginals, weighted_sigmas
-from sklearn_dpsynth.marginal._selection import (Components, all_pairs, l1_pair_scores,
-                                                 maximum_spanning_tree, mutual_information,
-                                                 private_kruskal)
+from sklearn_dpsynth.marginal.compression import DomainCompression, weighted_simplex_projection
+from sklearn_dpsynth.marginal.measure import measure_marginals, weighted_sigmas
+from sklearn_dpsynth.marginal.selection import (Components, all_pairs, l1_pair_scores,
+                                                maximum_spanning_tree, mutual_information,
+                                                private_kruskal)
 from sklearn_dpsynth.privacy import PrivacyLedger
 
 

@@ -15,11 +15,12 @@ from .._progress import Progress
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
-from ._compression import DomainCompression
-from ._measure import measure_marginals, weighted_sigmas
-from ._pgm_mixin import _PGMMixin
-from ._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
-                         mutual_information, private_kruskal)
+from .budget import budget_shares
+from .compression import DomainCompression
+from .measure import measure_marginals, weighted_sigmas
+from .pgm_mixin import PGMMixin
+from .selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
+                        mutual_information, private_kruskal)
 
 __all__ = ["MSTSynthesizer"]
 
@@ -35,7 +36,7 @@ _WARM_START_FLOOR = 0.01
 _DENSE_QUERY_MAX = 512
 
 
-class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
+class MSTSynthesizer(PGMMixin, BaseSynthesizer):
     """MST: a graphical model fitted to noisy marginals on a spanning tree.
 
     The method of McKenna, Miklau & Sheldon ("Winning the NIST contest: a
@@ -280,7 +281,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
         plan = self._plan(public)
         rho = ledger.rho_remaining()
-        shares = _budget_shares(plan.private_selection, plan.measure_cliques)
+        shares = budget_shares(plan.private_selection, plan.measure_cliques)
         self.attributes_ = list(self.domain_.model_domain().attributes)
         log = Progress(self.verbose, "MST", stage_note=lambda: _spent_so_far(ledger))
         log.stage(f"measuring {table.n_columns} 1-way marginals")
@@ -479,10 +480,3 @@ def _diagonal(values: np.ndarray) -> np.ndarray | sp.csr_matrix:
     if values.size <= _DENSE_QUERY_MAX:
         return np.diag(values)
     return sp.diags(values, format="csr")
-
-
-def _budget_shares(private_selection: bool, measure_cliques: bool) -> tuple[float, float, float]:
-    """Shares of the budget of 1-way measurement, selection and clique measurement."""
-    parts = np.array([1.0, float(private_selection), float(measure_cliques)])
-    shares = parts / parts.sum()
-    return float(shares[0]), float(shares[1]), float(shares[2])

@@ -19,11 +19,11 @@ from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
                      parse_structural_zeros, refit, refit_from_independent)
-from ._select import CandidateScorer
-from ._workload import candidate_weights, default_workload, parse_workload
-from .._compression import DomainCompression
-from .._measure import describe
-from .._pgm_mixin import _PGMMixin
+from ..candidates import CandidateScorer
+from ..compression import DomainCompression
+from ..measure import describe
+from ..pgm_mixin import PGMMixin
+from ..workload import candidate_weights, default_workload, parse_workload
 
 __all__ = ["AIMSynthesizer"]
 
@@ -31,7 +31,7 @@ __all__ = ["AIMSynthesizer"]
 ROUNDS_PER_COLUMN = 16
 
 
-class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
+class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     """AIM: workload-aware, adaptive selection and measurement of marginals.
 
     The mechanism of McKenna, Mullins, Sheldon & Miklau ("AIM: an adaptive
