@@ -126,6 +126,23 @@ _LEVEL_SHARES = (0.5, 0.25, 0.25)
 #: for a calendar year).
 _SUBCELLS = {"numeric": 50, "datetime": 12}
 
+#: A learned categorical column's share of the domain-learning budget, relative
+#: to a numeric or datetime column's: its one thresholded histogram must clear
+#: about seven noise standard deviations (a value present in one table only is
+#: released with probability ``delta``), where a range needs four.
+_CATEGORICAL_WEIGHT = 3.0
+
+#: Part of a categorical column's budget spent on the noisy number of its
+#: present values (the rest on its thresholded histogram).
+_PRESENT_COUNT_SHARE = 0.05
+
+#: A categorical column with no kept value is modelled as ``"<other>"`` alone
+#: (not refused) when its noisy number of present values is at least this many
+#: times the selection threshold: any value holding more than ``1 /
+#: _LONG_TAIL_RATIO`` of them would almost surely have been kept, so the
+#: column is identifier-like or long-tailed.
+_LONG_TAIL_RATIO = 20
+
 #: The ``preprocessing`` values that learn undeclared columns privately.
 PRIVATE_MODES = ("private", "private-lenient")
 
@@ -226,15 +243,28 @@ def _datetime_grid() -> _Grid:
 class _Budget:
     """Every private access of domain learning goes through here.
 
-    One noisy histogram per numeric or datetime column, one thresholded
-    histogram per categorical column, each spending ``rho_per_column``;
-    each categorical column also spends ``delta_per_categorical``.
+    Three noisy histograms per numeric or datetime column, spending
+    ``rho_per_column``; per categorical column a thresholded histogram and
+    the noisy number of its present values, spending
+    ``_CATEGORICAL_WEIGHT * rho_per_column`` and ``delta_per_categorical``.
     """
 
     share: LedgerShare
     rng: np.random.Generator
     rho_per_column: float
     delta_per_categorical: float
+
+    def categorical(self) -> "_Budget":
+        """The budget of a categorical column's thresholded histogram."""
+        return replace(self, rho_per_column=self.rho_per_column * _CATEGORICAL_WEIGHT
+                       * (1 - _PRESENT_COUNT_SHARE))
+
+    def noisy_present_count(self, n_present: float, target: str) -> float:
+        """The number of a categorical column's present values, with discrete
+        Gaussian noise (sensitivity 1), on its ``_PRESENT_COUNT_SHARE``."""
+        sigma = gaussian_sigma(self.rho_per_column * _CATEGORICAL_WEIGHT * _PRESENT_COUNT_SHARE)
+        return float(self.share.gaussian(np.array([int(n_present)]), sigma=sigma, rng=self.rng,
+                                         target=target, n_cells=1)[0])
 
     @property
     def sigma(self) -> float:
@@ -244,6 +274,11 @@ class _Budget:
         """Exact discrete Gaussian noise of scale ``sigma`` on every count (sensitivity 1)."""
         return self.share.gaussian(counts, sigma=self.sigma, rng=self.rng, target=target,
                                     n_cells=counts.size)
+
+    @property
+    def threshold(self) -> int:
+        """The smallest noisy count :meth:`thresholded_histogram` keeps (public)."""
+        return ThresholdedHistogram(self.sigma, self.delta_per_categorical).threshold
 
     def thresholded_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
         """Indices of the counts whose noisy value clears the selection threshold.
@@ -560,17 +595,26 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
                         observed: tuple[list, np.ndarray]) -> tuple[ColumnSpec, str]:
-    """Categories kept by a thresholded histogram; ``(spec, "found" or "none")``.
+    """Categories kept by a thresholded histogram; ``(spec, outcome)``.
 
     ``observed`` holds the present values and their exact counts (observed
     values only: a Categorical's unused categories are not candidates).
+    The outcome is ``"found"`` when some value is kept; else ``"long tail"``
+    when the noisy number of present values is at least
+    ``_LONG_TAIL_RATIO`` thresholds (the column is modelled as ``"<other>"``
+    alone), ``"none"`` otherwise.  Both releases happen for every column,
+    whatever the data, and the outcome reads their noisy outputs only.
     """
     values, counts = observed
-    keep = budget.thresholded_histogram(counts, target=f"categories of {name!r}")
+    histogram = budget.categorical()
+    keep = histogram.thresholded_histogram(counts, target=f"categories of {name!r}")
+    present = budget.noisy_present_count(counts.sum(), target=f"present values of {name!r}")
     categories = sorted((values[i] for i in keep[:max_categories]), key=str)
     spec = ColumnSpec(name, "categorical", categories=categories, other=True,
                       missing=can_hold_missing(series))
-    return spec, "found" if categories else "none"
+    if categories:
+        return spec, "found"
+    return spec, "long tail" if present >= _LONG_TAIL_RATIO * histogram.threshold else "none"
 
 
 def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any) -> dict:
@@ -588,9 +632,10 @@ def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any)
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
                      n_bins: int, max_categories: int, table: Any,
-                     lenient: bool) -> tuple[dict, list, dict]:
-    """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
-    learned inside one of the two grid cells at 0 (the cell as text).
+                     lenient: bool) -> tuple[dict, list, dict, list]:
+    """Specs of ``todo``, the columns with no signal, ``{column: cell}`` of those
+    learned inside one of the two grid cells at 0 (the cell as text) and the
+    categorical columns modelled as ``"<other>"`` alone (long-tailed).
 
     Raises
     ------
@@ -599,15 +644,14 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         cells and categories of every column are measured, before the
         sub-cells are.
     """
-    specs, no_signal, found, grids = {}, [], {}, {}
+    specs, no_signal, found, grids, long_tail = {}, [], {}, {}, []
     counts = _exact_histograms(frame, todo, table)
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
             specs[name], kept = _private_categories(name, series, budget, max_categories,
                                                     counts[name])
-            if kept == "none":
-                no_signal.append(name)
+            {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
             continue
         grids[name] = _grid_of(series)
         found[name] = _coarse_range(name, grids[name], budget, counts[name])
@@ -625,7 +669,7 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
             if _at_zero(grids[name], learned):
                 at_zero[name] = _as_text(frame[name], learned.low, learned.high)
         specs[name] = _numeric_spec(name, frame[name], low, high, n_bins, scale)
-    return specs, no_signal, at_zero
+    return specs, no_signal, at_zero, long_tail
 
 
 def _integer_range(series: pd.Series, low: float, high: float) -> tuple[float, float]:
@@ -660,9 +704,8 @@ def _refusal(no_signal: list, budget: _Budget) -> str:
         f"private domain learning found no signal above the noise for column(s) "
         f"{no_signal} (no category kept, or no numeric range whose noisy count clears the "
         f"noise), so the fit stops before measuring anything else: epsilon={spent:.4g} of "
-        f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only (each "
-        f"column rho={budget.rho_per_column:.3g}, noise standard deviation "
-        f"{budget.sigma:.3g} per count). Declare these columns with domain= (dpsynth "
+        f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only "
+        f"({_costs(budget)}). Declare these columns with domain= (dpsynth "
         "fit --domain; 'dpsynth describe' or describe_domain drafts a declaration to "
         "edit down to public knowledge), or give more budget (epsilon, "
         "preprocessing_budget) or rows; preprocessing='private-lenient' (--param "
@@ -670,9 +713,28 @@ def _refusal(no_signal: list, budget: _Budget) -> str:
         "information.")
 
 
-def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
+def _costs(budget: _Budget) -> str:
+    """What each learned column spent, and its noise (data-independent)."""
+    histogram = budget.categorical()
+    sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
+    return (f"zCDP rho={budget.rho_per_column:.3g} per numeric or datetime column, noise "
+            f"standard deviation {min(sigmas):.3g} to {max(sigmas):.3g} per count; "
+            f"rho={budget.rho_per_column * _CATEGORICAL_WEIGHT:.3g} per categorical column, "
+            f"whose categories need a noisy count of {histogram.threshold} to be kept")
+
+
+def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget,
+                      long_tail: Sequence[Hashable] = ()) -> None:
     """One warning per fit for the columns whose learned domain the noise swamped."""
     parts = []
+    if long_tail:
+        parts.append(
+            f"private domain inference kept no category of column(s) {list(long_tail)}, "
+            f"although they hold more than {_LONG_TAIL_RATIO} times the noisy count a "
+            "category needs to be kept: they look identifier-like or long-tailed (no "
+            f"value holds more than about 1/{_LONG_TAIL_RATIO} of the rows), so every value "
+            "maps to '<other>' and their synthetic values carry no information; drop "
+            "them or declare their categories.")
     if no_signal:
         grid = _numeric_grid()
         parts.append(
@@ -690,8 +752,7 @@ def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
             "that range.")
     if parts:
         warnings.warn(
-            " ".join(parts) + f" Each column spent rho={budget.rho_per_column:.3g} of zCDP "
-            f"budget (noise standard deviation {budget.sigma:.3g} per count). Declare these "
+            " ".join(parts) + f" Spent: {_costs(budget)}. Declare these "
             "columns with domain= (describe_domain gives an editable starting point from "
             "public knowledge; 'points' gives a point mass such as 0 its own code), or "
             "give more budget or rows.",
@@ -821,11 +882,12 @@ def learn_domain(
                 f"columns {todo} have no declared domain: declare them with domain=, "
                 "give a privacy budget to learn them, or set preprocessing='non-private'.")
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
-        spender = _Budget(budget, rng, budget.rho / len(todo),
+        weights = len(todo) + (_CATEGORICAL_WEIGHT - 1) * n_categorical
+        spender = _Budget(budget, rng, budget.rho / weights,
                           budget.delta / max(n_categorical, 1))
-        learned, no_signal, one_cell = _learn_privately(
+        learned, no_signal, one_cell, long_tail = _learn_privately(
             frame, todo, spender, n_bins, max_categories, table,
             lenient=preprocessing == "private-lenient")
         specs.update(learned)
-        _warn_weak_signal(no_signal, one_cell, spender)
+        _warn_weak_signal(no_signal, one_cell, spender, long_tail)
     return Domain([specs[name] for name in frame.columns])

@@ -85,7 +85,70 @@ def test_neighbours_refused_with_the_same_error():
         str(_outcome(lambda: _learn(frame))[1][1])
     # refused before the sub-cells: blocks and cells of x, categories of c only
     assert [e.target for e in ledger.entries] == [
-        "range of 'x': blocks", "range of 'x': cells", "categories of 'c'"]
+        "range of 'x': blocks", "range of 'x': cells", "categories of 'c'",
+        "present values of 'c'"]
+
+
+def _identifier_table(n, seed=0):
+    """A city column (three values) and a plane-registration-like identifier
+    (no value holds more than a few rows)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"city": rng.choice(["Lyon", "Nice", "Paris"], n),
+                         "plane": [f"N{v:05d}" for v in rng.integers(0, n // 2, n)]})
+
+
+@pytest.mark.parametrize("row", [0, 11])
+def test_neighbours_get_the_same_long_tail_decision(row):
+    """5,000 rows, an identifier column: D and D' one row apart spend the same
+    ledger entries (the noisy number of present values of every categorical
+    column, whatever is kept) and, with the same noise, get the same domain:
+    the identifier as '<other>' alone (plus its missing code), with one
+    DomainInferenceWarning naming it, not a refusal."""
+    frame = _identifier_table(5000)
+    neighbour = frame.drop(index=row).reset_index(drop=True)
+    out = []
+    for table in (frame, neighbour):
+        with pytest.warns(DomainInferenceWarning, match=r"\['plane'\].*identifier-like"):
+            out.append(_learn(table, share=0.3))
+    (domain_a, ledger_a), (domain_b, ledger_b) = out
+    assert _entries(ledger_a) == _entries(ledger_b)
+    assert [e.target for e in ledger_a.entries] == [
+        "categories of 'city'", "present values of 'city'",
+        "categories of 'plane'", "present values of 'plane'"]
+    assert domain_a.to_dict() == domain_b.to_dict()
+    plane = domain_a["plane"]
+    assert plane.categories == [] and plane.other and plane.missing  # <other>, missing code
+    assert domain_a["city"].categories == ["Lyon", "Nice", "Paris"]
+
+
+def test_the_long_tail_decision_reads_only_the_noisy_present_count(monkeypatch):
+    """No value kept: the column is '<other>' alone exactly when the released
+    present count reaches _LONG_TAIL_RATIO thresholds, else the fit is refused
+    (the few-hundred-row case); the exact count plays no part."""
+    frame = _identifier_table(300)[["plane"]]
+    budget = {}
+
+    def fixed_count(self, n_present, target):
+        budget["threshold"] = self.categorical().threshold
+        return released[0]
+    monkeypatch.setattr(_domain_learning._Budget, "noisy_present_count", fixed_count)
+    released = [1e9]
+    with pytest.warns(DomainInferenceWarning, match="identifier-like"):
+        domain, _ = _learn(frame)
+    assert domain["plane"].categories == []
+    released[0] = _domain_learning._LONG_TAIL_RATIO * budget["threshold"] - 1
+    with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
+        _learn(frame)
+    released[0] = _domain_learning._LONG_TAIL_RATIO * budget["threshold"]
+    with pytest.warns(DomainInferenceWarning, match="identifier-like"):
+        _learn(frame)
+
+
+def test_a_small_table_with_an_identifier_is_refused():
+    """300 rows: the identifier keeps nothing and its noisy present count is far
+    below the long-tail ratio: refused, naming the column."""
+    with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
+        _learn(_identifier_table(300), share=0.3)
 
 
 def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
