@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from statistics import NormalDist
 from dataclasses import dataclass, replace
 from typing import Any, Hashable, Mapping, Sequence
 
@@ -110,6 +111,9 @@ _BEYOND_THRESHOLD = 3.0
 #: ... and only in a unit whose parts with signal hold all but this share of
 #: its noisy count.
 _SPREAD_SHARE = 0.1
+#: ... or whose remainder (its noisy count less its parts with signal) stays
+#: below this many of the remainder's noise standard deviations.
+_SPREAD_NOISE = 2.0
 #: ... moving past at most this many parts without signal of their own.
 _OUTWARD_STEPS = 1
 
@@ -125,6 +129,9 @@ _LEVEL_SHARES = (0.5, 0.25, 0.25)
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
 _SUBCELLS = {"numeric": 50, "datetime": 12}
+#: An integer column's cell holding at most this many integers is cut into one
+#: sub-cell per integer (a year column in [2000, 2500) is learned to the year).
+_INTEGER_SUBCELLS = 500
 
 #: A learned categorical column's share of the domain-learning budget, relative
 #: to a numeric or datetime column's: its one thresholded histogram must clear
@@ -138,10 +145,12 @@ _PRESENT_COUNT_SHARE = 0.05
 
 #: A categorical column with no kept value is modelled as ``"<other>"`` alone
 #: (not refused) when its noisy number of present values is at least this many
-#: times the selection threshold: any value holding more than ``1 /
-#: _LONG_TAIL_RATIO`` of them would almost surely have been kept, so the
-#: column is identifier-like or long-tailed.
-_LONG_TAIL_RATIO = 20
+#: times the count a value needs to be kept almost surely (the selection
+#: threshold plus ``_KEPT_MARGIN`` noise standard deviations): a value
+#: holding ``1 / _LONG_TAIL_RATIO`` of them would have been kept (with
+#: probability about 98%), so the column is identifier-like or long-tailed.
+_LONG_TAIL_RATIO = 5
+_KEPT_MARGIN = 2.0
 
 #: The ``preprocessing`` values that learn undeclared columns privately.
 PRIVATE_MODES = ("private", "private-lenient")
@@ -203,10 +212,14 @@ class _Grid:
 
     def sub_edges(self, cell: int, integer: bool = False) -> np.ndarray:
         """The edges of the equal sub-cells of ``cell``: ``n_sub`` of them, or
-        for an integer column at most one per unit of width (a grid cell
-        starts and ends on an integer whenever it is at least 1 wide)."""
-        width = self.right[cell] - self.left[cell]
-        n_sub = min(self.n_sub, max(1, math.ceil(width))) if integer else self.n_sub
+        for an integer column one per integer when the cell holds at most
+        ``_INTEGER_SUBCELLS`` of them (a grid cell starts and ends on an
+        integer whenever it is at least 1 wide)."""
+        width = math.ceil(self.right[cell] - self.left[cell])
+        if integer and width <= max(self.n_sub, _INTEGER_SUBCELLS):
+            n_sub = max(1, width)
+        else:
+            n_sub = self.n_sub
         return np.linspace(self.left[cell], self.right[cell], n_sub + 1)
 
 
@@ -343,6 +356,9 @@ def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
         scale = "linear"
     entry = {"bounds": (low, high), "integer": is_integer(series),
              "missing": can_hold_missing(series), "clip": True, "scale": scale}
+    if entry["integer"] and low == high:  # one integer: its own bin
+        del entry["bounds"], entry["scale"]
+        entry["edges"] = [low - 0.5, low + 0.5]
     return spec_from_declaration(name, entry, n_bins)
 
 
@@ -463,8 +479,12 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
     over many parts, or a unit whose parts the noise blurs, keeps its edge.
     """
     order = noisy[::-1] if from_top else noisy
-    single = np.flatnonzero(order > _BOUND_THRESHOLD * sigma)
-    if not single.size or order[single].sum() < (1 - _SPREAD_SHARE) * total:
+    single = np.flatnonzero(order > _part_threshold(order.size) * sigma)
+    if not single.size:
+        return None
+    remainder = total - order[single].sum()
+    remainder_sd = math.sqrt(sigma_total ** 2 + single.size * sigma ** 2)
+    if remainder > max(_SPREAD_SHARE * total, _SPREAD_NOISE * remainder_sd):
         return None
     first = int(single[0])
     for j in range(first, max(first - _OUTWARD_STEPS, 0) - 1, -1):
@@ -472,6 +492,19 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
         if beyond <= _BEYOND_THRESHOLD * spread:
             return order.size - 1 - j if from_top else j
     return None
+
+
+def _part_threshold(n_parts: int) -> float:
+    """Standard deviations a part's noisy count must exceed to have signal of its
+    own, in a unit of ``n_parts`` parts: ``_BOUND_THRESHOLD`` up to
+    ``_SUBCELLS["numeric"]`` parts, beyond that raised to keep the chance that
+    some empty part passes (about ``n_parts`` times a part's tail) as it is
+    at that many parts (an integer cell of up to ``_INTEGER_SUBCELLS``)."""
+    usual = _SUBCELLS["numeric"]
+    if n_parts <= usual:
+        return _BOUND_THRESHOLD
+    normal = NormalDist()
+    return normal.inv_cdf(1 - (1 - normal.cdf(_BOUND_THRESHOLD)) * usual / n_parts)
 
 
 def _mass_beyond(order: np.ndarray, j: int, sigma: float, total: float,
@@ -600,8 +633,8 @@ def _private_categories(name, series, budget: _Budget, max_categories: int,
     ``observed`` holds the present values and their exact counts (observed
     values only: a Categorical's unused categories are not candidates).
     The outcome is ``"found"`` when some value is kept; else ``"long tail"``
-    when the noisy number of present values is at least
-    ``_LONG_TAIL_RATIO`` thresholds (the column is modelled as ``"<other>"``
+    when the noisy number of present values is at least ``_LONG_TAIL_RATIO``
+    times :func:`_surely_kept` (the column is modelled as ``"<other>"``
     alone), ``"none"`` otherwise.  Both releases happen for every column,
     whatever the data, and the outcome reads their noisy outputs only.
     """
@@ -614,7 +647,13 @@ def _private_categories(name, series, budget: _Budget, max_categories: int,
                       missing=can_hold_missing(series))
     if categories:
         return spec, "found"
-    return spec, "long tail" if present >= _LONG_TAIL_RATIO * histogram.threshold else "none"
+    return spec, "long tail" if present >= _LONG_TAIL_RATIO * _surely_kept(histogram) else "none"
+
+
+def _surely_kept(histogram: _Budget) -> float:
+    """A count kept with probability about 98% by ``histogram``'s selection: its
+    threshold plus ``_KEPT_MARGIN`` noise standard deviations (public)."""
+    return histogram.threshold + _KEPT_MARGIN * histogram.sigma
 
 
 def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any) -> dict:
@@ -674,11 +713,12 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
 
 def _integer_range(series: pd.Series, low: float, high: float) -> tuple[float, float]:
     """For an integer column, the first and last integers of the learned cells
-    (each cell is ``[left, right)``: its last integer is ``ceil(right) - 1``)."""
+    (each cell is ``[left, right)``: its last integer is ``ceil(right) - 1``;
+    the two are equal for a column learned to one integer)."""
     if not is_integer(series):
         return low, high
     first, last = math.ceil(low), math.ceil(high) - 1
-    return (float(first), float(last)) if last > first else (low, high)
+    return (float(first), float(last)) if last >= first else (low, high)
 
 
 def _at_zero(grid: _Grid, learned: _Range) -> bool:
@@ -732,9 +772,9 @@ def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget,
             f"private domain inference kept no category of column(s) {list(long_tail)}, "
             f"although they hold more than {_LONG_TAIL_RATIO} times the noisy count a "
             "category needs to be kept: they look identifier-like or long-tailed (no "
-            f"value holds more than about 1/{_LONG_TAIL_RATIO} of the rows), so every value "
-            "maps to '<other>' and their synthetic values carry no information; drop "
-            "them or declare their categories.")
+            f"value holds more than about 1/{_LONG_TAIL_RATIO} of their values), so every "
+            "value maps to '<other>' and their synthetic values carry no information; "
+            "drop them or declare their categories.")
     if no_signal:
         grid = _numeric_grid()
         parts.append(

@@ -1,5 +1,6 @@
 """Private domain learning: refusal without signal, learned ranges, heavy-tailed bins."""
 
+import math
 import warnings
 
 import numpy as np
@@ -123,32 +124,35 @@ def test_neighbours_get_the_same_long_tail_decision(row):
 
 def test_the_long_tail_decision_reads_only_the_noisy_present_count(monkeypatch):
     """No value kept: the column is '<other>' alone exactly when the released
-    present count reaches _LONG_TAIL_RATIO thresholds, else the fit is refused
+    present count reaches _LONG_TAIL_RATIO times the selection threshold plus
+    two noise standard deviations, else the fit is refused
     (the few-hundred-row case); the exact count plays no part."""
     frame = _identifier_table(300)[["plane"]]
     budget = {}
 
     def fixed_count(self, n_present, target):
-        budget["threshold"] = self.categorical().threshold
+        histogram = self.categorical()
+        budget["surely kept"] = histogram.threshold + 2 * histogram.sigma
         return released[0]
     monkeypatch.setattr(_domain_learning._Budget, "noisy_present_count", fixed_count)
     released = [1e9]
     with pytest.warns(DomainInferenceWarning, match="identifier-like"):
         domain, _ = _learn(frame)
     assert domain["plane"].categories == []
-    released[0] = _domain_learning._LONG_TAIL_RATIO * budget["threshold"] - 1
+    needed = _domain_learning._LONG_TAIL_RATIO * budget["surely kept"]
+    released[0] = math.ceil(needed) - 1
     with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
         _learn(frame)
-    released[0] = _domain_learning._LONG_TAIL_RATIO * budget["threshold"]
+    released[0] = math.ceil(needed)
     with pytest.warns(DomainInferenceWarning, match="identifier-like"):
         _learn(frame)
 
 
 def test_a_small_table_with_an_identifier_is_refused():
-    """300 rows: the identifier keeps nothing and its noisy present count is far
-    below the long-tail ratio: refused, naming the column."""
+    """200 rows, two columns: the identifier keeps nothing and its noisy present
+    count is below the long-tail ratio: refused, naming the column."""
     with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
-        _learn(_identifier_table(300), share=0.3)
+        _learn(_identifier_table(200), share=0.3)
 
 
 def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
