@@ -3,10 +3,13 @@
 Three ways to get a column's domain, in order of preference:
 
 1. **Declared** (``domain=``): public, costs nothing.
-2. **Learned privately** (the default, ``preprocessing="private"``): each
-   undeclared column gets an equal share of the zCDP budget ``rho`` (and
-   each categorical column an equal share of ``delta``), each access
-   recorded in the ledger:
+2. **Learned privately** (the default, ``preprocessing="private"``): the
+   zCDP budget ``rho`` is split over the undeclared columns, a categorical
+   column weighing ``_CATEGORICAL_WEIGHT`` (3) numeric or datetime ones (its
+   one histogram must clear about seven noise standard deviations where a
+   range needs four), and ``delta`` evenly over the categorical columns;
+   the split depends on the schema and the declaration only.  Each access
+   is recorded in the ledger:
 
    * numeric bounds: three Gaussian-noised histograms (each of L2
      sensitivity 1 under add/remove-one-row: a row falls in one cell of
@@ -22,18 +25,30 @@ Three ways to get a column's domain, in order of preference:
         significant from either end means *no signal*;
      2. the **cells** of each outermost block may narrow the bound to a
         cell (:func:`_narrowed`): only when the cells with signal of their
-        own (four standard deviations) hold at least 90% of the block's
-        noisy count, to the outermost such cell (or the next one out),
-        when the noisy mass beyond it is below three of its standard
-        deviations.  Otherwise the bound stays at the block's edge, and a
-        spread mass reaching that edge takes in the next block outward when
-        its noisy count exceeds one standard deviation (the thin tail of a
-        lognormal);
+        own (four standard deviations) hold the block's noisy count but for
+        10% of it or two standard deviations of the remainder, to the
+        outermost such cell (or the next one out), when the noisy mass
+        beyond it is below three of its standard deviations.  A spread mass
+        in a block wider than 5% of the range stops at the outermost cell
+        with *evidence* of mass (:func:`_outermost_evidence`: its noisy
+        count, or that of the cells scanned so far, above two standard
+        deviations) when the noisy mass beyond that cell is below one of
+        its standard deviations: a decade that the data fill only in part
+        no longer widens the range tenfold.  Otherwise the bound stays at
+        the block's edge, and a spread mass reaching that edge takes in the
+        next block outward when its noisy count exceeds one standard
+        deviation (the thin tail of a lognormal towards 0), or three for a
+        wider block (a decade away from 0, where a false tail would widen
+        the range tenfold);
      3. the **sub-cells** of the two cells the bounds end in (50 equal parts
-        of a number cell, or one per integer for an integer column when a
-        cell is narrower; 12 of a year) narrow them the same way.  Every
-        ranged column spends this third histogram, with signal or not, so
-        that the ledger's entries never depend on the noise.
+        of a number cell, or one per integer for an integer column whose
+        cell holds at most 500 integers -- a year column is learned to the
+        year, a constant one to its one value; 12 of a year) narrow them
+        the same way (a part needs more than four standard deviations in a
+        cell of more than 50 parts, so that the chance of a false part
+        stays that of 50).  Every ranged column spends this third
+        histogram, with signal or not, so that the ledger's entries never
+        depend on the noise.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -49,10 +64,24 @@ Three ways to get a column's domain, in order of preference:
      ``1 - delta_col`` normal quantile, so a value present in only one of
      two neighbouring tables is released with probability at most
      ``delta_col``.  At most ``max_categories`` values are kept (largest
-     noisy counts); every other value maps to an ``"<other>"`` code.
+     noisy counts); every other value maps to an ``"<other>"`` code.  Every
+     learned categorical column also releases its number of present values
+     (discrete Gaussian, sensitivity 1, ``_PRESENT_COUNT_SHARE`` = 5% of its
+     share), whatever is kept: when no value is kept but that noisy count
+     is at least ``_LONG_TAIL_RATIO`` (5) times the count a value needs to
+     be kept almost surely (the threshold plus two noise standard
+     deviations), no value can hold a fifth of the column (it would have
+     been kept with probability about 98%): the column is identifier-like
+     or long-tailed, and it is modelled as ``"<other>"`` alone (plus its
+     missing code) with a
+     :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` naming it
+     ("drop it or declare its categories").  A table of a few thousand
+     rows is therefore fitted whatever its identifiers hold; a table of a
+     few hundred rows is refused as below.
 
    **No signal, no fit.**  When a column has no significant block, or no
-   category is kept, a
+   category is kept and its noisy present count is below the long-tail
+   rule's, a
    :class:`~sklearn_dpsynth.exceptions.DomainInferenceError` names the
    columns, the budget spent so far and the fix, *before* the synthesizer
    measures anything else (and before the sub-cell histograms).  The
@@ -120,6 +149,22 @@ _OUTWARD_STEPS = 1
 #: A bound that stays at a block's edge takes in the next block outward when
 #: that block's noisy count exceeds this many noise standard deviations.
 _TAIL_THRESHOLD = 1.0
+#: ... or this many, when the next block is wider than the block itself (a
+#: decade away from 0): a false tail there would widen the range tenfold.
+_WIDE_TAIL_THRESHOLD = 3.0
+
+#: A bound in a block whose mass is spread (not narrowed to a cell) stops at
+#: the outermost cell whose noisy count exceeds this many noise standard
+#: deviations, when there is one.
+_EVIDENCE_THRESHOLD = 2.0
+#: ... when the noisy mass beyond that cell stays below this many of its noise
+#: standard deviations, and only in a block wider than this share of the
+#: range (an empty part of it would widen the range much; a block near 0 at
+#: the end of a right-skewed column would not).
+_EVIDENCE_BEYOND = 1.0
+_EVIDENCE_WIDTH = 0.05
+#: ... with ``_EVIDENCE_THRESHOLD`` raised in a unit of more parts than this.
+_EVIDENCE_PARTS = 11
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -555,6 +600,15 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
     low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
     high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
+    span = grid.right[in_high[-1]] - grid.left[in_low[0]]
+    # a spread mass in a block that is a large part of the range: its outermost
+    # cell with evidence of mass
+    if low_cell is None and _block_width(grid, ends[0]) > _EVIDENCE_WIDTH * span:
+        low_cell = _outermost_evidence(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0],
+                                       False)
+    if high_cell is None and _block_width(grid, ends[1]) > _EVIDENCE_WIDTH * span:
+        high_cell = _outermost_evidence(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0],
+                                        True)
     if low_cell is None:  # a spread mass reaching the block's edge may go on
         in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
     if high_cell is None:
@@ -567,15 +621,61 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
                   float(cells[low_cell]), float(cells[high_cell]))
 
 
+def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
+                        from_top: bool) -> int | None:
+    """Where a spread unit's bound may stop short of its edge, or None.
+
+    Scanning ``noisy`` (parts of noise ``sigma``) from one end, the first
+    part whose noisy count, or the noisy count of all parts scanned so far
+    (``k`` of them), exceeds :func:`_evidence_threshold` of its noise
+    standard deviation (``sigma`` or ``sigma * sqrt(k)``) shows some
+    evidence of mass, short of significance.  The bound stops there only when the noisy
+    mass beyond it (:func:`_mass_beyond`, ``total`` being the unit's own
+    noisy count) stays below ``_EVIDENCE_BEYOND`` of its standard deviation:
+    the parts beyond look empty, not merely thin.
+    """
+    order = noisy[::-1] if from_top else noisy
+    k = np.arange(1, order.size + 1)
+    threshold = _evidence_threshold(order.size)
+    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
+    if not hit.any():
+        return None
+    first = int(np.argmax(hit))
+    beyond, spread = _mass_beyond(order, first, sigma, total, sigma_total)
+    if beyond > _EVIDENCE_BEYOND * spread:
+        return None
+    return order.size - 1 - first if from_top else first
+
+
+def _evidence_threshold(n_parts: int) -> float:
+    """``_EVIDENCE_THRESHOLD`` for the cells of a block (at most 11), raised for
+    a unit of more parts (50 sub-cells) so that the chance that some empty part
+    passes stays what it is among 11 (about a quarter)."""
+    usual = _EVIDENCE_PARTS
+    if n_parts <= usual:
+        return _EVIDENCE_THRESHOLD
+    normal = NormalDist()
+    return normal.inv_cdf(1 - (1 - normal.cdf(_EVIDENCE_THRESHOLD)) * usual / n_parts)
+
+
 def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
                sigma: float) -> np.ndarray:
     """Cells of ``block``, and of its neighbour outward when that one's noisy
     count exceeds ``_TAIL_THRESHOLD * sigma`` (the tail of a spread mass, e.g.
-    the lowest percent of a lognormal, below the significance of a bound)."""
+    the lowest percent of a lognormal, below the significance of a bound), or
+    ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than ``block``."""
     neighbour = block + step
-    if not 0 <= neighbour < blocks.size or blocks[neighbour] <= _TAIL_THRESHOLD * sigma:
+    if not 0 <= neighbour < blocks.size:
+        return grid.cells_of_block(block)
+    wide = _block_width(grid, neighbour) > _block_width(grid, block)
+    if blocks[neighbour] <= (_WIDE_TAIL_THRESHOLD if wide else _TAIL_THRESHOLD) * sigma:
         return grid.cells_of_block(block)
     return np.union1d(grid.cells_of_block(block), grid.cells_of_block(neighbour))
+
+
+def _block_width(grid: _Grid, block: int) -> float:
+    cells = grid.cells_of_block(block)
+    return float(grid.right[cells[-1]] - grid.left[cells[0]])
 
 
 def _level(budget: _Budget, level: int) -> _Budget:

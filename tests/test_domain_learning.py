@@ -180,21 +180,25 @@ def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
 
 
 # -------------------------------------------------------------- fidelity
-def test_lognormal_bounds_hold_the_1st_to_99th_percentiles():
-    """5,000 lognormal values, 30 noise draws: the learned bounds hold the 1st to
-    99th percentiles in at least 90% of the draws, and 95% of the rows in every
-    one; they stay within a decade of the data and get log-spaced bins."""
-    held = 0
+def test_lognormal_bounds_hold_the_2nd_to_98th_percentiles_and_stay_near_the_data():
+    """5,000 lognormal values, 30 noise draws: the learned bounds hold the 2nd to
+    98th percentiles in at least 90% of the draws, and 93% of the rows in every
+    one; they stay within a decade of the data, the upper one within the
+    largest value plus 5% of the range in at least 80% of the draws (a thin top
+    percent below the noise is clipped rather than the range widened to the
+    next decade), and get log-spaced bins."""
+    held = near = 0
     for seed in range(30):
         values = np.random.default_rng(seed).lognormal(8, 1.5, 5000)
         domain, _ = _learn(pd.DataFrame({"x": values}), seed=seed)
         low, high = domain["x"].edges[[0, -1]]
-        held += low <= np.quantile(values, 0.01) and high >= np.quantile(values, 0.99)
-        assert np.mean((values >= low) & (values <= high)) >= 0.95, seed
+        held += low <= np.quantile(values, 0.02) and high >= np.quantile(values, 0.98)
+        near += high <= values.max() + 0.05 * (values.max() - values.min())
+        assert np.mean((values >= low) & (values <= high)) >= 0.93, seed
         assert low >= 10 and high <= 1e6, seed
         steps = np.diff(np.log(domain["x"].edges))
         assert np.allclose(steps, steps[0]) and steps.size >= 32
-    assert held >= 27
+    assert held >= 27 and near >= 24
 
 
 def test_concentrated_integer_columns_get_their_own_range():
@@ -212,6 +216,25 @@ def test_concentrated_integer_columns_get_their_own_range():
         spec = synth.domain_[column]
         assert out[column].dtype == frame[column].dtype
         assert values.min() >= spec.edges[0] and values.max() <= spec.edges[-1]
+
+
+def test_a_constant_year_and_a_lattice_of_directions_stay_inside_the_data():
+    """10,000 rows: a year column that is always 2013 is learned as that one
+    integer (one bin: no 2014 can be sampled), and wind directions on a
+    lattice of tens in [0, 360] get an upper bound within 5% of the range of
+    360 in at least 7 of 10 draws (not the grid cell's edge 400: the parts
+    of the cell [300, 400) with signal hold all of its noisy count)."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"year": pd.array(np.full(10_000, 2013), dtype="Int64"),
+                          "wind_dir": 10.0 * rng.integers(0, 37, 10_000)})
+    near = 0
+    for seed in range(10):
+        domain, _ = _learn(frame, seed=seed)
+        np.testing.assert_array_equal(domain["year"].edges, [2012.5, 2013.5])
+        low, high = domain["wind_dir"].edges[[0, -1]]
+        assert low <= 0.0 and high >= 340.0, seed
+        near += high <= 378.0
+    assert near >= 7
 
 
 def test_a_table_with_nothing_learnable_is_refused_before_the_main_measurements():
