@@ -163,8 +163,6 @@ _EVIDENCE_THRESHOLD = 2.0
 #: the end of a right-skewed column would not).
 _EVIDENCE_BEYOND = 1.0
 _EVIDENCE_WIDTH = 0.05
-#: ... with ``_EVIDENCE_THRESHOLD`` raised in a unit of more parts than this.
-_EVIDENCE_PARTS = 11
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -627,7 +625,7 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
 
     Scanning ``noisy`` (parts of noise ``sigma``) from one end, the first
     part whose noisy count, or the noisy count of all parts scanned so far
-    (``k`` of them), exceeds :func:`_evidence_threshold` of its noise
+    (``k`` of them), exceeds ``_EVIDENCE_THRESHOLD`` of its noise
     standard deviation (``sigma`` or ``sigma * sqrt(k)``) shows some
     evidence of mass, short of significance.  The bound stops there only when the noisy
     mass beyond it (:func:`_mass_beyond`, ``total`` being the unit's own
@@ -636,7 +634,7 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
     """
     order = noisy[::-1] if from_top else noisy
     k = np.arange(1, order.size + 1)
-    threshold = _evidence_threshold(order.size)
+    threshold = _EVIDENCE_THRESHOLD
     hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
     if not hit.any():
         return None
@@ -645,17 +643,6 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
     if beyond > _EVIDENCE_BEYOND * spread:
         return None
     return order.size - 1 - first if from_top else first
-
-
-def _evidence_threshold(n_parts: int) -> float:
-    """``_EVIDENCE_THRESHOLD`` for the cells of a block (at most 11), raised for
-    a unit of more parts (50 sub-cells) so that the chance that some empty part
-    passes stays what it is among 11 (about a quarter)."""
-    usual = _EVIDENCE_PARTS
-    if n_parts <= usual:
-        return _EVIDENCE_THRESHOLD
-    normal = NormalDist()
-    return normal.inv_cdf(1 - (1 - normal.cdf(_EVIDENCE_THRESHOLD)) * usual / n_parts)
 
 
 def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
