@@ -8,7 +8,8 @@ Standalone script; from the repository root::
 
 Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` (``--method aim``:
 :class:`~sklearn_dpsynth.AIMSynthesizer` for the first) at ``epsilon=1``
-(``delta=1e-9``, the default 10% ``preprocessing_budget``):
+(``delta=1e-9``, the synthesizer's default ``preprocessing_budget``, 30% for MST and
+AIM; ``--preprocessing-budget`` sets another, ``--tables adult`` runs one table):
 
 * ``learned``: adult_raw (30,162 rows) and texas (50,000 rows), whole and
   as seeded 1,000-, 5,000- and 10,000-row subsamples
