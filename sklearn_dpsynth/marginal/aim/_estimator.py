@@ -77,7 +77,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
         with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.1
+    preprocessing_budget : float in (0, 1), default=0.3
         Share of the zCDP budget (and of ``delta``) spent learning
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
@@ -278,7 +278,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99,
+                 preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
                  tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
