@@ -386,3 +386,48 @@ def test_votes_all_swamped_by_noise_warn():
                                            np.random.default_rng(0), target="votes",
                                            threshold=100.0)
     np.testing.assert_allclose(probs, 1 / 50)
+
+
+# ------------------------------------------------ default generator and likelihood
+def test_auto_generator_starts_from_the_public_rows_when_given(private):
+    public = private.sample(300, random_state=1)
+    auto = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
+        private, epsilon=1.0, public_data=public)
+    chosen = PrivateEvolutionSynthesizer(domain=DOMAIN, generator="public", n_synthetic=100,
+                                         random_state=0).fit(private, epsilon=1.0,
+                                                             public_data=public)
+    np.testing.assert_array_equal(auto.records_.codes, chosen.records_.codes)
+    assert {tuple(r) for r in auto.records_.codes} <= {tuple(r) for r in public.to_numpy()}
+    alone = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
+        private, epsilon=1.0)
+    uniform = PrivateEvolutionSynthesizer(domain=DOMAIN, generator="uniform", n_synthetic=100,
+                                          random_state=0).fit(private, epsilon=1.0)
+    np.testing.assert_array_equal(alone.records_.codes, uniform.records_.codes)
+
+
+def test_a_generator_that_ignores_public_data_says_so(private):
+    public = private.sample(50, random_state=1)
+    with pytest.warns(UserWarning, match="public_data is ignored: generator='uniform'"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator="uniform", n_synthetic=20,
+                                    random_state=0).fit(private, epsilon=1.0, public_data=public)
+    with pytest.warns(UserWarning, match="public_data is ignored: generator=a UniformGenerator"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator=UniformGenerator(SIZES),
+                                    n_synthetic=20, random_state=0).fit(
+            private, epsilon=1.0, public_data=public)
+
+
+def test_density_sums_to_one_and_scores_rows_off_the_candidates(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=10, random_state=0).fit(
+        private, epsilon=1.0)
+    domain = pd.DataFrame(list(itertools.product(*[range(k) for k in SIZES])), columns=COLUMNS)
+    log_p = synth.score_samples(domain)
+    assert np.all(np.isfinite(log_p)) and np.exp(log_p).sum() == pytest.approx(1.0, abs=1e-9)
+    records, lam = synth.records_, synth.smoothing
+    for row in domain.to_numpy():
+        in_records = records.probabilities[(records.codes == row).all(axis=1)].sum()
+        one_way = [np.bincount(records.codes[:, j], weights=records.probabilities, minlength=k)
+                   for j, k in enumerate(SIZES)]
+        base = np.prod([(1 - lam) * m[c] + lam / k for m, c, k in zip(one_way, row, SIZES)])
+        assert synth.score_samples(pd.DataFrame([row], columns=COLUMNS))[0] == pytest.approx(
+            np.log((1 - lam) * in_records + lam * base))
+    assert np.isfinite(synth.score(private))

@@ -191,8 +191,9 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
 
     Parameters
     ----------
-    spec : {"uniform", "public"}, RowGenerator or callable
-        ``"uniform"``: :class:`UniformGenerator`; ``"public"``:
+    spec : {"auto", "uniform", "public"}, RowGenerator or callable
+        ``"auto"``: ``"public"`` when ``public`` is given, else
+        ``"uniform"``; ``"uniform"``: :class:`UniformGenerator`; ``"public"``:
         :class:`PublicBootstrapGenerator` of the public rows (required); a
         fitted synthesizer (anything with ``domain_``): a
         :class:`SynthesizerGenerator`; an object with ``random_rows`` and
@@ -210,14 +211,16 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
     RowGenerator
     """
     if isinstance(spec, str):
+        if spec == "auto":
+            spec = "uniform" if public is None else "public"
         if spec == "uniform":
             return UniformGenerator(domain.sizes, n_resample)
         if spec == "public":
             if public is None:
                 raise ValueError("generator='public' needs public_data in fit.")
             return PublicBootstrapGenerator(public, domain.sizes, n_resample)
-        raise ValueError(f"generator must be 'uniform', 'public', a fitted synthesizer, a "
-                         f"RowGenerator or a factory; got {spec!r}.")
+        raise ValueError(f"generator must be 'auto', 'uniform', 'public', a fitted "
+                         f"synthesizer, a RowGenerator or a factory; got {spec!r}.")
     if hasattr(spec, "domain_") and hasattr(spec, "_sample_encoded"):
         if list(spec.domain_.sizes) != list(domain.sizes):
             raise ValueError("generator: the synthesizer's domain sizes "
@@ -232,5 +235,5 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
             raise ValueError("generator: the factory must return an object with "
                              "random_rows(n, rng) and variations(rows, rng).")
         return made
-    raise ValueError(f"generator must be 'uniform', 'public', a fitted synthesizer, a "
-                     f"RowGenerator or a factory; got {type(spec).__name__}.")
+    raise ValueError(f"generator must be 'auto', 'uniform', 'public', a fitted synthesizer, "
+                     f"a RowGenerator or a factory; got {type(spec).__name__}.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -11,7 +12,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy import PrivacyLedger
-from ..public._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords
+from ..public._base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
+                            WeightedRecords, draw_indices)
 from ..public._workload import workload_positions
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
@@ -127,14 +129,17 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         within the bin (among its integers for an integer column), or the
         bin's midpoint.  Per-integer codes and declared ``points`` decode
         exactly either way.  Post-processing: it costs no budget.
-    generator : str, RowGenerator or callable, default="uniform"
-        ``"uniform"`` (uniform rows, variations redraw columns uniformly),
-        ``"public"`` (bootstrap of ``public_data``, variations from its 1-way
-        marginals), a :class:`~sklearn_dpsynth.evolution.SynthesizerGenerator`
+    generator : str, RowGenerator or callable, default="auto"
+        ``"auto"``: ``"public"`` when ``fit`` gets ``public_data``, else
+        ``"uniform"``; ``"uniform"`` (uniform rows, variations redraw
+        columns uniformly), ``"public"`` (bootstrap of ``public_data``,
+        variations from its 1-way marginals), a :class:`~sklearn_dpsynth.evolution.SynthesizerGenerator`
         wrapping a fitted synthesizer, any object with ``random_rows(n, rng)``
         and ``variations(rows, rng)`` returning codes, or a factory
         ``factory(domain, public)`` returning one (see
-        ``sklearn_dpsynth.evolution.generators``).
+        ``sklearn_dpsynth.evolution.generators``).  A generator that
+        cannot see ``public_data`` (``"uniform"``, an object, a fitted
+        synthesizer) warns when ``fit`` gets one: it would be ignored.
     workload : list, default=None
         Marginals of the distance: entries ``(columns, weight)`` or bare
         tuples of column names; ``None`` is every 2-way marginal of at most
@@ -168,6 +173,10 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         None.
     n_resample : int, default=1
         Columns redrawn per variation by the offline generators.
+    smoothing : float in [0, 1), default=0.05
+        ``lam``, the weight of the independent base measure in the model
+        (see Likelihood): ``sample`` draws that share of rows from it.
+        ``0`` keeps the candidates alone (rows outside them score ``-inf``).
     verbose : bool, default=False
         Print every round.
     random_state : int, RandomState, Generator or None, default=None
@@ -177,7 +186,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     ----------
     domain_ : Domain
     records_ : WeightedRecords
-        The last candidates and their noisy-vote probabilities.
+        The model: the last candidates and their noisy-vote probabilities,
+        smoothed by the same distribution's 1-way marginals.
     n_synthetic_ : int
         ``N`` as used.
     n_records_ : float
@@ -210,8 +220,15 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     A generator wrapping a synthesizer fitted on *private* data must have
     its own budget accounted for separately.
 
-    **Likelihood.** The model is a distribution on its last candidates, so
-    :meth:`score_samples` is exact (``-inf`` for rows equal to none of them).
+    **Likelihood.** The model is the mixture
+    ``(1 - lam) * p_candidates + lam * prod_j q_j`` of the last round's
+    noisy-vote distribution over its candidates and an independent base
+    measure, ``q_j = (1 - lam) m_j + lam / k_j`` with ``m_j`` the 1-way
+    marginal of column ``j`` under the vote distribution (post-processing
+    of the noisy votes: no budget) and ``k_j`` its number of codes.  Every
+    row of the domain has a positive probability, so :meth:`score` is
+    finite on held-out rows; :meth:`score_samples` is exact for the
+    mixture and :meth:`sample` draws from it.
 
     **Distance.** Complete ``k``-way workloads (and 1-way ones with any
     weights) use a one-hot matrix product; other workloads compute the
@@ -243,15 +260,16 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
+        "smoothing": [Interval(Real, 0, 1, closed="left")],
         "verbose": ["boolean"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
-                 generator="uniform",
+                 generator="auto",
                  workload=None, distance="workload", rounds=1, schedule="increasing", n_synthetic=None,
                  candidate_ratio=2.0, threshold=0.0, count_share=0.02, n_resample=1,
-                 verbose=False, random_state=None):
+                 smoothing=DEFAULT_SMOOTHING, verbose=False, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -268,6 +286,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.threshold = threshold
         self.count_share = count_share
         self.n_resample = n_resample
+        self.smoothing = smoothing
         self.verbose = verbose
         self.random_state = random_state
 
@@ -279,6 +298,11 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
                                    self.n_resample)
+        if public is not None and not _sees_public(self.generator):
+            warnings.warn(
+                f"public_data is ignored: generator={_describe(self.generator)} does not use "
+                "it. Use generator='auto' or 'public' to start from the public rows, or a "
+                "factory(domain, public).", UserWarning, stacklevel=4)
         n_synthetic, counted = self._synthetic_size(table, ledger, rng)
         n_candidates = max(int(math.ceil(self.candidate_ratio * n_synthetic)), 1)
         rho_rounds = ledger.rho_remaining()
@@ -295,10 +319,11 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                 threshold=self.threshold)
             self._record(t, rho, ledger, candidates, probs)
             if not last:
-                parents = candidates[_draw(probs, n_candidates, rng)]
+                parents = candidates[draw_indices(probs, n_candidates, rng)]
                 candidates = self._checked(generator.variations(parents, rng), n_candidates,
                                            table.sizes, "variations")
-        self.records_ = WeightedRecords(candidates, probs)
+        self.records_ = WeightedRecords(candidates, probs, smoothing=self.smoothing,
+                                        sizes=table.sizes)
         self.n_synthetic_ = n_synthetic
         self.n_records_ = float(n_synthetic) if counted else max(vote_total, 1.0)
 
@@ -339,7 +364,14 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                   flush=True)
 
 
-def _draw(probs: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    cumulative = np.cumsum(probs)
-    picks = np.searchsorted(cumulative, rng.random(n) * cumulative[-1], side="right")
-    return np.minimum(picks, probs.size - 1)
+def _sees_public(spec: Any) -> bool:
+    """Whether a ``generator`` spec reads the public rows (a name or a factory does)."""
+    if isinstance(spec, str):
+        return spec in ("auto", "public")
+    is_object = hasattr(spec, "_sample_encoded") or (
+        hasattr(spec, "random_rows") and not isinstance(spec, type))
+    return callable(spec) and not is_object
+
+
+def _describe(spec: Any) -> str:
+    return repr(spec) if isinstance(spec, str) else f"a {type(spec).__name__}"
