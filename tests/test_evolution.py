@@ -8,7 +8,8 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_dpsynth import IndependentSynthesizer
-from sklearn_dpsynth.evolution import (PrivateEvolutionSynthesizer, PublicBootstrapGenerator,
+from sklearn_dpsynth.evolution import (MutationGenerator, PrivateEvolutionSynthesizer,
+                                       PublicBootstrapGenerator,
                                        SynthesizerGenerator, UniformGenerator,
                                        nearest_candidates, round_shares, vote_histogram,
                                        workload_distance)
@@ -431,3 +432,34 @@ def test_density_sums_to_one_and_scores_rows_off_the_candidates(private):
         assert synth.score_samples(pd.DataFrame([row], columns=COLUMNS))[0] == pytest.approx(
             np.log((1 - lam) * in_records + lam * base))
     assert np.isfinite(synth.score(private))
+
+
+def test_mutation_generator_rates_decay_and_cells_mutate_at_that_rate():
+    generator = MutationGenerator([50] * 4, n_variations=14, start=0.5, end=0.01, power=2.0)
+    rates = [generator.rate(t) for t in range(16)]
+    assert rates[0] == pytest.approx(0.5) and rates[13] == pytest.approx(0.01)
+    assert rates[14] == rates[15] == pytest.approx(0.01)
+    assert rates[7] == pytest.approx(0.01 + 0.49 * (1 - 7 / 13) ** 2)
+    assert all(a > b for a, b in zip(rates[:13], rates[1:14]))
+    rng = np.random.default_rng(0)
+    rows = generator.random_rows(40000, rng)
+    for t in (0, 1):  # a changed cell was mutated; a mutated cell changes with prob 49/50
+        varied = generator.variations(rows, rng)
+        changed = (varied != rows).mean()
+        assert changed == pytest.approx(rates[t] * 49 / 50, abs=0.005)
+        assert (varied < 50).all() and (varied >= 0).all()
+    generator.random_rows(1, rng)
+    assert generator.calls == 0  # a new fit restarts the schedule
+
+
+def test_auto_generator_without_public_data_mutates_over_the_rounds(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                        random_state=0).fit(private, epsilon=5.0)
+    explicit = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                           generator="mutation", random_state=0).fit(
+        private, epsilon=5.0)
+    np.testing.assert_array_equal(synth.records_.codes, explicit.records_.codes)
+    uniform = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                          generator="uniform", random_state=0).fit(
+        private, epsilon=5.0)
+    assert not np.array_equal(synth.records_.codes, uniform.records_.codes)

@@ -297,7 +297,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         positions = (code_positions(self.domain_) if self.distance == "scaled_l1" else None)
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
-                                   self.n_resample)
+                                   self.n_resample, self.rounds)
         if public is not None and not _sees_public(self.generator):
             warnings.warn(
                 f"public_data is ignored: generator={_describe(self.generator)} does not use "
