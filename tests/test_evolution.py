@@ -102,7 +102,8 @@ def private():
 
 def test_ledger_follows_the_schedule_and_totals_the_budget(private):
     synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=3, n_synthetic=500,
-                                        random_state=0).fit(private, epsilon=2.0, delta=1e-6)
+                                        candidate_ratio=2.0, random_state=0).fit(
+        private, epsilon=2.0, delta=1e-6)
     rho = epsilon_to_rho(2.0, 1e-6)
     costs = [e.rho for e in synth.privacy_ledger_.entries]
     np.testing.assert_allclose(costs, rho * round_shares("increasing", 3), rtol=1e-9)
@@ -111,8 +112,8 @@ def test_ledger_follows_the_schedule_and_totals_the_budget(private):
 
 
 def test_row_count_is_measured_when_not_given(private):
-    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, random_state=0, count_share=0.1).fit(
-        private, epsilon=1.0)
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, random_state=0, count_share=0.1,
+                                        rounds=1).fit(private, epsilon=1.0)
     entries = synth.privacy_ledger_.entries
     assert entries[0].target == "row count"
     rho = epsilon_to_rho(1.0, 1e-9)
@@ -146,7 +147,8 @@ def test_neighbouring_tables_get_the_same_ledger(private):
     ledgers = []
     for table in (private, private.iloc[1:]):
         synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=2, n_synthetic=400,
-                                            random_state=0).fit(table, epsilon=1.0)
+                                            candidate_ratio=2.0, random_state=0).fit(
+            table, epsilon=1.0)
         ledgers.append([(e.target, e.rho) for e in synth.privacy_ledger_.entries])
         assert synth.records_.codes.shape == (800, 4)
     assert ledgers[0] == ledgers[1]
@@ -399,11 +401,11 @@ def test_auto_generator_starts_from_the_public_rows_when_given(private):
                                                              public_data=public)
     np.testing.assert_array_equal(auto.records_.codes, chosen.records_.codes)
     assert {tuple(r) for r in auto.records_.codes} <= {tuple(r) for r in public.to_numpy()}
+    assert (auto.rounds_, auto.candidate_ratio_) == (1, 2.0)
     alone = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
         private, epsilon=1.0)
-    uniform = PrivateEvolutionSynthesizer(domain=DOMAIN, generator="uniform", n_synthetic=100,
-                                          random_state=0).fit(private, epsilon=1.0)
-    np.testing.assert_array_equal(alone.records_.codes, uniform.records_.codes)
+    assert (alone.rounds_, alone.candidate_ratio_) == (30, 0.1)
+    assert alone.records_.codes.shape == (10, 4) and len(alone.history_) == 30
 
 
 def test_a_generator_that_ignores_public_data_says_so(private):

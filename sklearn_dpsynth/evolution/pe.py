@@ -20,6 +20,13 @@ from .generators import make_generator
 
 __all__ = ["PrivateEvolutionSynthesizer", "round_shares", "code_positions"]
 
+#: ``(rounds, candidate_ratio)`` when left to None: one round and two
+#: candidates per row for generators that start from good rows (Swanberg et
+#: al.'s best setting), many rounds over few candidates for the mutation
+#: generator, which must evolve uniform rows (measured on
+#: ``adult_public_split``, see the user guide).
+DEFAULT_ROUNDS = {"start": (1, 2.0), "mutation": (30, 0.1)}
+
 
 def code_positions(domain: Any) -> list[np.ndarray | None]:
     """Positions in ``[0, 1]`` of the codes of every numeric column (public).
@@ -110,7 +117,12 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     The paper found that one round was its best setting, that an increasing
     budget across rounds beats even or decreasing ones, and that more
     candidates than ``N`` help; ``rounds=1``, ``schedule="increasing"`` and
-    ``candidate_ratio=2`` are the defaults.
+    ``candidate_ratio=2`` are the defaults when the generator starts from
+    good rows (``public_data``).  Without public data the default generator
+    is the mutation generator (after Tab-PE): uniform rows evolved over 30
+    rounds of 0.1 candidates per row, each round mutating the cells of the
+    voted rows at a rate decaying from 0.5 to 0.01
+    (:class:`~sklearn_dpsynth.evolution.MutationGenerator`).
 
     Parameters
     ----------
@@ -154,15 +166,19 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         :func:`~sklearn_dpsynth.evolution.workload_distance`.  Only columns
         whose domain kind is ``"numeric"`` are ordered; on other tables both
         choices are the same distance.
-    rounds : int, default=1
-        Number of voting rounds ``T``.
+    rounds : int or None, default=None
+        Number of voting rounds ``T``.  None: 30 with the mutation
+        generator (``"mutation"``, or ``"auto"`` without ``public_data``),
+        else 1.
     schedule : {"increasing", "even", "decreasing"} or list of float, default="increasing"
         How the rounds share the budget (see :func:`round_shares`).
     n_synthetic : int, default=None
         ``N``; None measures the row count with ``count_share`` of the
         budget.
-    candidate_ratio : float, default=2.0
-        Candidates per synthetic row.
+    candidate_ratio : float or None, default=None
+        Candidates per synthetic row.  None: 0.1 with the mutation
+        generator (a few thousand candidates, so that each gets enough
+        votes to rise above the noise), else 2.
     threshold : float, default=0.0
         Noisy votes below ``threshold`` noise standard deviations are set to
         0 before normalising (post-processing).  0 is the paper's clipping;
@@ -192,6 +208,10 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         ``N`` as used.
     n_records_ : float
         DP estimate of the training row count.
+    rounds_ : int
+        ``T`` as used.
+    candidate_ratio_ : float
+        Candidates per synthetic row as used.
     history_ : list of dict
         Per round: ``round``, ``rho``, ``sigma``, ``n_candidates``,
         ``n_distinct`` (distinct candidate rows), ``kept`` (candidates with
@@ -253,10 +273,10 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "generator": [str, callable, object],
         "workload": [list, tuple, None],
         "distance": [StrOptions({"workload", "scaled_l1"})],
-        "rounds": [Interval(Integral, 1, None, closed="left")],
+        "rounds": [Interval(Integral, 1, None, closed="left"), None],
         "schedule": [StrOptions({"increasing", "even", "decreasing"}), list, tuple],
         "n_synthetic": [Interval(Integral, 1, None, closed="left"), None],
-        "candidate_ratio": [Interval(Real, 0, None, closed="neither")],
+        "candidate_ratio": [Interval(Real, 0, None, closed="neither"), None],
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
@@ -267,8 +287,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  generator="auto",
-                 workload=None, distance="workload", rounds=1, schedule="increasing", n_synthetic=None,
-                 candidate_ratio=2.0, threshold=0.0, count_share=0.02, n_resample=1,
+                 workload=None, distance="workload", rounds=None, schedule="increasing", n_synthetic=None,
+                 candidate_ratio=None, threshold=0.0, count_share=0.02, n_resample=1,
                  smoothing=DEFAULT_SMOOTHING, verbose=False, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
@@ -293,24 +313,25 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     def _fit_encoded(self, table, ledger: PrivacyLedger, rng: np.random.Generator,
                      public) -> None:
         workload = workload_positions(self.workload, table.columns, table.sizes)
-        shares = round_shares(self.schedule, self.rounds)
+        self.rounds_, self.candidate_ratio_ = self._round_settings(public)
+        shares = round_shares(self.schedule, self.rounds_)
         positions = (code_positions(self.domain_) if self.distance == "scaled_l1" else None)
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
-                                   self.n_resample, self.rounds)
+                                   self.n_resample, self.rounds_)
         if public is not None and not _sees_public(self.generator):
             warnings.warn(
                 f"public_data is ignored: generator={_describe(self.generator)} does not use "
                 "it. Use generator='auto' or 'public' to start from the public rows, or a "
                 "factory(domain, public).", UserWarning, stacklevel=4)
         n_synthetic, counted = self._synthetic_size(table, ledger, rng)
-        n_candidates = max(int(math.ceil(self.candidate_ratio * n_synthetic)), 1)
+        n_candidates = max(int(math.ceil(self.candidate_ratio_ * n_synthetic)), 1)
         rho_rounds = ledger.rho_remaining()
         candidates = self._checked(generator.random_rows(n_candidates, rng), n_candidates,
                                    table.sizes, "random_rows")
         self.history_ = []
-        for t in range(self.rounds):
-            last = t == self.rounds - 1
+        for t in range(self.rounds_):
+            last = t == self.rounds_ - 1
             rho = ledger.rho_remaining() if last else shares[t] * rho_rounds
             votes = vote_histogram(table, candidates, workload, rng.random(n_candidates),
                                    positions=positions)
@@ -326,6 +347,14 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                                         sizes=table.sizes)
         self.n_synthetic_ = n_synthetic
         self.n_records_ = float(n_synthetic) if counted else max(vote_total, 1.0)
+
+    def _round_settings(self, public) -> tuple[int, float]:
+        """``rounds`` and ``candidate_ratio``, their None resolved (see DEFAULT_ROUNDS)."""
+        name = self.generator if isinstance(self.generator, str) else None
+        mutation = name == "mutation" or (name == "auto" and public is None)
+        rounds, ratio = DEFAULT_ROUNDS["mutation" if mutation else "start"]
+        return (rounds if self.rounds is None else int(self.rounds),
+                ratio if self.candidate_ratio is None else float(self.candidate_ratio))
 
     def _synthetic_size(self, table, ledger: PrivacyLedger,
                         rng: np.random.Generator) -> tuple[int, bool]:
