@@ -251,7 +251,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     did not raise the marginal error on Adult.  On tables whose
     measurements no distribution fits to that target (Texas: the lowest
     reachable loss is above it), the out-of-reach test ends the final
-    estimation after 440-590 steps instead of the 1,000-step cap; where
+    estimation after 314-589 steps instead of the 1,000-step cap; where
     the target is reached (Adult, ``bayesnet``, ``ordered``: after 117-883
     steps) it never fired, so those fits are unchanged.
     ``estimation_info_["stopped_by"]`` says which rule ended it.
