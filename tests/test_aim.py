@@ -262,9 +262,30 @@ def test_final_estimation_stops_by_the_discrepancy_rule(net):
     info = synth.estimation_info_
     assert info["iterations"] < 2000
     assert info["loss_history"][-1] <= 0.7 * entries < info["loss_history"][-2]
+    assert info["stopped_by"] == "target"
     warm = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
     assert warm.cliques_ == synth.cliques_  # same rounds; only the last estimation differs
     assert np.isfinite(warm.score(net.frame)) and np.isfinite(synth.score(net.frame))
+
+
+def test_final_estimation_stops_once_its_target_is_out_of_reach(net):
+    # a target of 1% of the entries: far below the least-squares minimum
+    cap = 400
+    synth = _aim(net, final_max_iters=cap, early_stopping=0.01).fit(net.frame, epsilon=2.0)
+    sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
+    target = 0.01 * sum(int(np.prod([sizes[c] for c in clique]))
+                        for clique in set(synth.cliques_))
+    info = synth.estimation_info_
+    losses, stop = info["loss_history"], info["iterations"]
+    assert info["stopped_by"] == "out of reach" and 25 <= stop < cap
+    assert losses[-1] > target
+
+    def out_of_reach(t):  # the rule: the last 25 steps' rate cannot close the gap in time
+        drop = losses[t - 25] - losses[t]
+        return drop <= 0 or (losses[t] - target) * 25 > drop * (cap - t)
+
+    assert out_of_reach(stop) and not any(out_of_reach(t) for t in range(25, stop))
+    assert np.isfinite(synth.score(net.frame))
 
 
 def test_round_atol_stops_each_round_estimation(net):

@@ -8,7 +8,8 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_dpsynth import IndependentSynthesizer
-from sklearn_dpsynth.evolution import (PrivateEvolutionSynthesizer, PublicBootstrapGenerator,
+from sklearn_dpsynth.evolution import (MutationGenerator, PrivateEvolutionSynthesizer,
+                                       PublicBootstrapGenerator,
                                        SynthesizerGenerator, UniformGenerator,
                                        nearest_candidates, round_shares, vote_histogram,
                                        workload_distance)
@@ -101,7 +102,8 @@ def private():
 
 def test_ledger_follows_the_schedule_and_totals_the_budget(private):
     synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=3, n_synthetic=500,
-                                        random_state=0).fit(private, epsilon=2.0, delta=1e-6)
+                                        candidate_ratio=2.0, random_state=0).fit(
+        private, epsilon=2.0, delta=1e-6)
     rho = epsilon_to_rho(2.0, 1e-6)
     costs = [e.rho for e in synth.privacy_ledger_.entries]
     np.testing.assert_allclose(costs, rho * round_shares("increasing", 3), rtol=1e-9)
@@ -110,8 +112,8 @@ def test_ledger_follows_the_schedule_and_totals_the_budget(private):
 
 
 def test_row_count_is_measured_when_not_given(private):
-    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, random_state=0, count_share=0.1).fit(
-        private, epsilon=1.0)
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, random_state=0, count_share=0.1,
+                                        rounds=1).fit(private, epsilon=1.0)
     entries = synth.privacy_ledger_.entries
     assert entries[0].target == "row count"
     rho = epsilon_to_rho(1.0, 1e-9)
@@ -145,7 +147,8 @@ def test_neighbouring_tables_get_the_same_ledger(private):
     ledgers = []
     for table in (private, private.iloc[1:]):
         synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=2, n_synthetic=400,
-                                            random_state=0).fit(table, epsilon=1.0)
+                                            candidate_ratio=2.0, random_state=0).fit(
+            table, epsilon=1.0)
         ledgers.append([(e.target, e.rho) for e in synth.privacy_ledger_.entries])
         assert synth.records_.codes.shape == (800, 4)
     assert ledgers[0] == ledgers[1]
@@ -386,3 +389,79 @@ def test_votes_all_swamped_by_noise_warn():
                                            np.random.default_rng(0), target="votes",
                                            threshold=100.0)
     np.testing.assert_allclose(probs, 1 / 50)
+
+
+# ------------------------------------------------ default generator and likelihood
+def test_auto_generator_starts_from_the_public_rows_when_given(private):
+    public = private.sample(300, random_state=1)
+    auto = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
+        private, epsilon=1.0, public_data=public)
+    chosen = PrivateEvolutionSynthesizer(domain=DOMAIN, generator="public", n_synthetic=100,
+                                         random_state=0).fit(private, epsilon=1.0,
+                                                             public_data=public)
+    np.testing.assert_array_equal(auto.records_.codes, chosen.records_.codes)
+    assert {tuple(r) for r in auto.records_.codes} <= {tuple(r) for r in public.to_numpy()}
+    assert (auto.rounds_, auto.candidate_ratio_) == (1, 2.0)
+    alone = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
+        private, epsilon=1.0)
+    assert (alone.rounds_, alone.candidate_ratio_) == (30, 0.1)
+    assert alone.records_.codes.shape == (10, 4) and len(alone.history_) == 30
+
+
+def test_a_generator_that_ignores_public_data_says_so(private):
+    public = private.sample(50, random_state=1)
+    with pytest.warns(UserWarning, match="public_data is ignored: generator='uniform'"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator="uniform", n_synthetic=20,
+                                    random_state=0).fit(private, epsilon=1.0, public_data=public)
+    with pytest.warns(UserWarning, match="public_data is ignored: generator=a UniformGenerator"):
+        PrivateEvolutionSynthesizer(domain=DOMAIN, generator=UniformGenerator(SIZES),
+                                    n_synthetic=20, random_state=0).fit(
+            private, epsilon=1.0, public_data=public)
+
+
+def test_density_sums_to_one_and_scores_rows_off_the_candidates(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=10, random_state=0).fit(
+        private, epsilon=1.0)
+    domain = pd.DataFrame(list(itertools.product(*[range(k) for k in SIZES])), columns=COLUMNS)
+    log_p = synth.score_samples(domain)
+    assert np.all(np.isfinite(log_p)) and np.exp(log_p).sum() == pytest.approx(1.0, abs=1e-9)
+    records, lam = synth.records_, synth.smoothing
+    for row in domain.to_numpy():
+        in_records = records.probabilities[(records.codes == row).all(axis=1)].sum()
+        one_way = [np.bincount(records.codes[:, j], weights=records.probabilities, minlength=k)
+                   for j, k in enumerate(SIZES)]
+        base = np.prod([(1 - lam) * m[c] + lam / k for m, c, k in zip(one_way, row, SIZES)])
+        assert synth.score_samples(pd.DataFrame([row], columns=COLUMNS))[0] == pytest.approx(
+            np.log((1 - lam) * in_records + lam * base))
+    assert np.isfinite(synth.score(private))
+
+
+def test_mutation_generator_rates_decay_and_cells_mutate_at_that_rate():
+    generator = MutationGenerator([50] * 4, n_variations=14, start=0.5, end=0.01, power=2.0)
+    rates = [generator.rate(t) for t in range(16)]
+    assert rates[0] == pytest.approx(0.5) and rates[13] == pytest.approx(0.01)
+    assert rates[14] == rates[15] == pytest.approx(0.01)
+    assert rates[7] == pytest.approx(0.01 + 0.49 * (1 - 7 / 13) ** 2)
+    assert all(a > b for a, b in zip(rates[:13], rates[1:14]))
+    rng = np.random.default_rng(0)
+    rows = generator.random_rows(40000, rng)
+    for t in (0, 1):  # a changed cell was mutated; a mutated cell changes with prob 49/50
+        varied = generator.variations(rows, rng)
+        changed = (varied != rows).mean()
+        assert changed == pytest.approx(rates[t] * 49 / 50, abs=0.005)
+        assert (varied < 50).all() and (varied >= 0).all()
+    generator.random_rows(1, rng)
+    assert generator.calls == 0  # a new fit restarts the schedule
+
+
+def test_auto_generator_without_public_data_mutates_over_the_rounds(private):
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                        random_state=0).fit(private, epsilon=5.0)
+    explicit = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                           generator="mutation", random_state=0).fit(
+        private, epsilon=5.0)
+    np.testing.assert_array_equal(synth.records_.codes, explicit.records_.codes)
+    uniform = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=4, n_synthetic=200,
+                                          generator="uniform", random_state=0).fit(
+        private, epsilon=5.0)
+    assert not np.array_equal(synth.records_.codes, uniform.records_.codes)

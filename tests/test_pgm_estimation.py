@@ -505,3 +505,53 @@ def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     assert large.lag == 0.0 and large.tables[0] is not caller[0]
     np.testing.assert_allclose(large.tables[0], start[0] - 2.0, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(caller[0], start[0])
+
+
+# ------------------------------------------------------------ discrepancy stop
+def _first_out_of_reach(losses, target, cap, window):
+    """The definition, step by step (losses[i] is the loss after step i + 1)."""
+    for i, loss in enumerate(losses):
+        step = i + 1
+        if loss <= target:
+            return step, "target"
+        if step > window:
+            drop = losses[i - window] - loss
+            if drop <= 0 or (loss - target) / (drop / window) > cap - step:
+                return step, "out of reach"
+    return None, None
+
+
+@pytest.mark.parametrize("floor, target", [(100.0, 90.0), (100.0, 101.0), (50.0, 60.0)])
+def test_discrepancy_stop_follows_its_definition(floor, target):
+    from sklearn_dpsynth.pgm.estimation import DiscrepancyStop
+
+    losses = floor + 1000.0 * 0.97 ** np.arange(1, 400)  # flattens at the floor
+    stop = DiscrepancyStop(target, max_iters=1000, window=10)
+    stopped = next((i + 1 for i, loss in enumerate(losses) if stop(i + 1, loss)), None)
+    expected = _first_out_of_reach(losses, target, 1000, 10)
+    assert (stopped, stop.reason) == expected
+    if target > floor:  # reachable: the plain rule's step, never earlier
+        assert stop.reason == "target"
+        assert stopped == 1 + int(np.argmax(losses <= target))
+    else:
+        assert stop.reason == "out of reach" and losses[stopped - 1] > target
+
+
+def test_discrepancy_stop_ends_an_estimation_whose_target_no_model_reaches(truth):
+    from sklearn_dpsynth.pgm.estimation import DiscrepancyStop
+
+    rng = np.random.default_rng(5)
+    # two measurements of each pair that disagree: no model fits both
+    measurements = _measure(truth, TREE, 1.0) + [
+        Measurement(m.clique, m.noisy + rng.normal(scale=200.0, size=m.noisy.shape), 1.0)
+        for m in _measure(truth, TREE, 1.0)]
+    _, full = estimate(DOMAIN, measurements, total=TOTAL, max_iters=1000, tol=0.0)
+    best = full["loss_history"][-1]
+    n_entries = sum(m.noisy.size for m in measurements)
+    assert best > 0.7 * n_entries  # the discrepancy target is out of reach
+    stop = DiscrepancyStop(0.7 * n_entries, max_iters=1000, window=10)
+    _, info = estimate(DOMAIN, measurements, total=TOTAL, max_iters=1000, tol=0.0,
+                       callback=stop)
+    assert stop.reason == "out of reach" and info["iterations"] == stop.iteration < 1000
+    assert info["loss_history"] == full["loss_history"][:stop.iteration + 1]  # a prefix
+    assert info["loss_history"][-1] <= best * 1.01

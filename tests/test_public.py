@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn_dpsynth.privacy import epsilon_to_rho
 from sklearn_dpsynth.public import (JAMSynthesizer, MSTPublicSynthesizer, PMWPubSynthesizer,
                                     measure_workload, reweight_records)
-from sklearn_dpsynth.public._reweight import query_matrix
+from sklearn_dpsynth.public import WeightedRecords
+from sklearn_dpsynth.public._reweight import one_way_estimates, query_matrix
 
 COLUMNS = ["a", "b", "c", "d"]
 SIZES = [3, 2, 4, 3]
@@ -161,18 +162,105 @@ def test_neighbouring_tables_spend_alike(make, private, public):
     assert spent[0][0][0] == pytest.approx(spent[1][0][0])
 
 
+def _all_codes(sizes):
+    return np.array(list(itertools.product(*[range(k) for k in sizes])), dtype=np.int64)
+
+
+def _mixture_by_hand(records, row):
+    """``(1 - lam) * (mass of the equal records) + lam * prod_j q_j(x_j)``, from the parts."""
+    lam = records.smoothing
+    in_records = sum(p for code, p in zip(records.codes, records.probabilities)
+                     if tuple(code) == tuple(row))
+    base = np.prod([q[c] for q, c in zip(records.base, row)])
+    return (1 - lam) * in_records + lam * base
+
+
 def test_records_likelihood_is_exact(private, public):
     synth = PMWPubSynthesizer(domain=DOMAIN, random_state=0).fit(private, epsilon=1.0,
                                                                  public_data=public)
-    codes = synth.records_.codes
-    keys = [tuple(r) for r in codes]
-    probs = synth.records_.probabilities
-    row = public.iloc[[0]]
-    expected = sum(p for k, p in zip(keys, probs) if k == tuple(row.to_numpy()[0]))
-    assert synth.score_samples(row)[0] == pytest.approx(np.log(expected))
-    unseen = pd.DataFrame([[2, 1, 0, 2]], columns=COLUMNS)
-    if tuple(unseen.to_numpy()[0]) not in set(keys):
-        assert synth.score_samples(unseen)[0] == -np.inf
+    keys = {tuple(r) for r in synth.records_.codes}
+    for row in [public.to_numpy()[0], np.array([2, 1, 0, 2])]:
+        frame = pd.DataFrame([row], columns=COLUMNS)
+        expected = _mixture_by_hand(synth.records_, row)
+        assert synth.score_samples(frame)[0] == pytest.approx(np.log(expected))
+    unseen = np.array([2, 1, 0, 2])
+    if tuple(unseen) not in keys:
+        assert np.isfinite(synth.score_samples(pd.DataFrame([unseen], columns=COLUMNS))[0])
+        bare = PMWPubSynthesizer(domain=DOMAIN, smoothing=0.0, random_state=0).fit(
+            private, epsilon=1.0, public_data=public)
+        assert bare.score_samples(pd.DataFrame([unseen], columns=COLUMNS))[0] == -np.inf
+
+
+@pytest.mark.parametrize("lam", [0.05, 0.3])
+@pytest.mark.parametrize("given_one_way", [True, False])
+def test_smoothed_records_are_a_distribution_on_the_whole_domain(lam, given_one_way):
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(0, k, 9) for k in SIZES])
+    codes[3] = codes[0]  # a repeated record adds up
+    weights = rng.random(9)
+    one_way = [rng.random(k) * (rng.random(k) < 0.7) for k in SIZES] if given_one_way else None
+    records = WeightedRecords(codes, weights, one_way=one_way, smoothing=lam, sizes=SIZES)
+    domain = _all_codes(SIZES)
+    log_p = records.log_likelihood(domain)
+    assert np.all(np.isfinite(log_p))
+    assert np.exp(log_p).sum() == pytest.approx(1.0, abs=1e-12)
+    probs = weights / weights.sum()
+    masses = [(np.asarray(m, float) / np.sum(m)) if given_one_way else
+              np.bincount(codes[:, j], weights=probs, minlength=k) for j, (m, k) in
+              enumerate(zip(one_way or [None] * 4, SIZES))]
+    for row, value in zip(domain, log_p):
+        in_records = probs[(codes == row).all(axis=1)].sum()
+        base = np.prod([(1 - lam) * m[c] + lam / k for m, c, k in zip(masses, row, SIZES)])
+        assert value == pytest.approx(np.log((1 - lam) * in_records + lam * base), rel=1e-12)
+    bare = WeightedRecords(codes, weights).log_likelihood(domain)
+    assert np.exp(bare).sum() == pytest.approx(1.0) and np.isinf(bare).sum() == len(domain) - 8
+
+
+@pytest.mark.parametrize("conditions", [None, {1: 0}, {0: 2, 2: 3}])
+def test_smoothed_records_sampler_follows_the_exact_distribution(conditions):
+    rng = np.random.default_rng(1)
+    codes = np.column_stack([rng.integers(0, k, 6) for k in SIZES])
+    records = WeightedRecords(codes, rng.random(6), smoothing=0.2, sizes=SIZES)
+    domain = _all_codes(SIZES)
+    exact = np.exp(records.log_likelihood(domain))
+    if conditions:
+        keep = np.all([domain[:, j] == c for j, c in conditions.items()], axis=0)
+        exact = np.where(keep, exact, 0.0) / exact[keep].sum()
+    draws = records.sample(200_000, np.random.default_rng(2), conditions)
+    index = np.ravel_multi_index(draws.T, SIZES)
+    empirical = np.bincount(index, minlength=len(domain)) / len(draws)
+    assert 0.5 * np.abs(empirical - exact).sum() < 0.01
+
+
+def test_one_way_estimates_are_the_noisy_marginals_projected():
+    records = np.array([[0, 0, 0, 0], [1, 1, 3, 2]])
+    answers = [np.array([30.0, -5.0, 10.0]), np.full((2, 4), 5.0)]
+    out = one_way_estimates([(0,), (1, 2)], answers, [1.0, 1.0], SIZES, records,
+                            np.array([3.0, 1.0]))
+    # projection of (30, -5, 10) onto the non-negative vectors summing to 35:
+    # (30 - t, 0, 10 - t) with 40 - 2 t = 35
+    np.testing.assert_allclose(out[0], [27.5 / 35, 0, 7.5 / 35])
+    np.testing.assert_allclose(out[1], [0.5, 0.5])
+    np.testing.assert_allclose(out[2], [0.25] * 4)
+    np.testing.assert_allclose(out[3], [0.75, 0, 0.25])  # in no marginal: the records'
+
+
+@pytest.mark.parametrize("name", ["pmw", "mst"])
+def test_estimator_density_sums_to_one_and_is_finite_off_the_records(name, private, public):
+    synth = ESTIMATORS[name](random_state=0).fit(private, epsilon=1.0,
+                                                 public_data=public.iloc[:40])
+    domain = pd.DataFrame(_all_codes(SIZES), columns=COLUMNS)
+    log_p = synth.score_samples(domain)
+    assert np.all(np.isfinite(log_p))
+    assert np.exp(log_p).sum() == pytest.approx(1.0, abs=1e-9)
+    keys = {tuple(r) for r in synth.records_.codes}
+    outside = [row for row in domain.to_numpy() if tuple(row) not in keys]
+    assert outside
+    for row in [outside[0], synth.records_.codes[0]]:
+        frame = pd.DataFrame([row], columns=COLUMNS)
+        assert synth.score_samples(frame)[0] == pytest.approx(
+            np.log(_mixture_by_hand(synth.records_, row)))
+    assert np.isfinite(synth.score(private))
 
 
 def test_records_conditional_sampling(private, public):

@@ -10,8 +10,8 @@
 
 from ._distance import column_similarity, nearest_candidates, workload_distance
 from ._voting import vote_histogram
-from .generators import (PublicBootstrapGenerator, RowGenerator, SynthesizerGenerator,
-                         UniformGenerator, make_generator)
+from .generators import (MutationGenerator, PublicBootstrapGenerator, RowGenerator,
+                         SynthesizerGenerator, UniformGenerator, make_generator)
 from .pe import PrivateEvolutionSynthesizer, code_positions, round_shares
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "vote_histogram",
     "RowGenerator",
     "UniformGenerator",
+    "MutationGenerator",
     "PublicBootstrapGenerator",
     "SynthesizerGenerator",
     "make_generator",

@@ -24,7 +24,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["RowGenerator", "UniformGenerator", "PublicBootstrapGenerator",
+__all__ = ["RowGenerator", "UniformGenerator", "MutationGenerator", "PublicBootstrapGenerator",
            "SynthesizerGenerator", "make_generator"]
 
 
@@ -87,6 +87,71 @@ class UniformGenerator:
         """Every row with ``n_resample`` random columns redrawn uniformly."""
         return _resample_columns(rows, self.n_resample, rng,
                                  lambda j, count: rng.integers(0, self.sizes[j], size=count))
+
+
+class MutationGenerator:
+    """Uniform rows; variations mutate every cell at a rate that decays over the rounds.
+
+    The no-public generator in the style of Tab-PE (Private Evolution for
+    tables): the ``t``-th call of :meth:`variations` (``t = 0, 1, ...``)
+    replaces every cell, independently with probability ``rate(t)``, by a
+    code drawn uniformly from its column, where
+
+        rate(t) = end + (start - end) * (1 - t / (n_variations - 1)) ** power
+
+    decays polynomially from ``start`` to ``end`` over ``n_variations``
+    calls (one per round after the first).  Early rounds explore, late
+    rounds make small corrections to the rows the votes kept.  The counter
+    restarts with :meth:`random_rows`, which a fit calls first.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Number of codes of every column.
+    n_variations : int
+        Calls of :meth:`variations` the schedule spans (``rounds - 1``);
+        later calls keep ``end``.
+    start : float, default=0.5
+        Mutation rate of the first variation.
+    end : float, default=0.01
+        Mutation rate of the last one.
+    power : float, default=2.0
+        Exponent of the polynomial decay (1 is linear).
+    """
+
+    def __init__(self, sizes, n_variations: int, start: float = 0.5, end: float = 0.01,
+                 power: float = 2.0) -> None:
+        if not (0.0 <= end <= start <= 1.0) or power <= 0:
+            raise ValueError("need 0 <= end <= start <= 1 and power > 0, got "
+                             f"start={start!r}, end={end!r}, power={power!r}.")
+        self.sizes = [int(k) for k in sizes]
+        self.n_variations = max(int(n_variations), 1)
+        self.start, self.end, self.power = float(start), float(end), float(power)
+        self.calls = 0
+
+    def rate(self, call: int) -> float:
+        """Mutation rate of the ``call``-th variation (0-based)."""
+        if self.n_variations == 1:
+            return self.start
+        left = max(1.0 - call / (self.n_variations - 1), 0.0)
+        return self.end + (self.start - self.end) * left ** self.power
+
+    def random_rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` rows drawn uniformly from the domain (and the schedule restarts)."""
+        self.calls = 0
+        return np.column_stack([rng.integers(0, k, size=n) for k in self.sizes]
+                               ).astype(np.int64)
+
+    def variations(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Every cell replaced by a uniform code with probability ``rate(t)``."""
+        rate = self.rate(self.calls)
+        self.calls += 1
+        out = np.array(rows, dtype=np.int64, copy=True)
+        hit = rng.random(out.shape) < rate
+        for j, k in enumerate(self.sizes):
+            rows_hit = np.flatnonzero(hit[:, j])
+            out[rows_hit, j] = rng.integers(0, k, size=rows_hit.size)
+        return out
 
 
 class PublicBootstrapGenerator:
@@ -186,13 +251,16 @@ class SynthesizerGenerator:
 
 
 def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
-                   n_resample: int = 1) -> RowGenerator:
+                   n_resample: int = 1, rounds: int = 1) -> RowGenerator:
     """The generator a Private Evolution fit uses.
 
     Parameters
     ----------
-    spec : {"uniform", "public"}, RowGenerator or callable
-        ``"uniform"``: :class:`UniformGenerator`; ``"public"``:
+    spec : {"auto", "uniform", "mutation", "public"}, RowGenerator or callable
+        ``"auto"``: ``"public"`` when ``public`` is given, else
+        ``"mutation"``; ``"uniform"``: :class:`UniformGenerator`;
+        ``"mutation"``: :class:`MutationGenerator` over ``rounds - 1``
+        variations (uniform rows when ``rounds`` is 1); ``"public"``:
         :class:`PublicBootstrapGenerator` of the public rows (required); a
         fitted synthesizer (anything with ``domain_``): a
         :class:`SynthesizerGenerator`; an object with ``random_rows`` and
@@ -204,20 +272,26 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
         The public rows (codes).
     n_resample : int, default=1
         Columns redrawn per variation by the offline generators.
+    rounds : int, default=1
+        Rounds of the fit (the span of ``"mutation"``'s schedule).
 
     Returns
     -------
     RowGenerator
     """
     if isinstance(spec, str):
+        if spec == "auto":
+            spec = "mutation" if public is None else "public"
         if spec == "uniform":
             return UniformGenerator(domain.sizes, n_resample)
+        if spec == "mutation":
+            return MutationGenerator(domain.sizes, max(int(rounds) - 1, 1))
         if spec == "public":
             if public is None:
                 raise ValueError("generator='public' needs public_data in fit.")
             return PublicBootstrapGenerator(public, domain.sizes, n_resample)
-        raise ValueError(f"generator must be 'uniform', 'public', a fitted synthesizer, a "
-                         f"RowGenerator or a factory; got {spec!r}.")
+        raise ValueError(f"generator must be 'auto', 'uniform', 'mutation', 'public', a "
+                         f"fitted synthesizer, a RowGenerator or a factory; got {spec!r}.")
     if hasattr(spec, "domain_") and hasattr(spec, "_sample_encoded"):
         if list(spec.domain_.sizes) != list(domain.sizes):
             raise ValueError("generator: the synthesizer's domain sizes "
@@ -232,5 +306,5 @@ def make_generator(spec: Any, domain: Any, public: np.ndarray | None,
             raise ValueError("generator: the factory must return an object with "
                              "random_rows(n, rng) and variations(rows, rng).")
         return made
-    raise ValueError(f"generator must be 'uniform', 'public', a fitted synthesizer, a "
-                     f"RowGenerator or a factory; got {type(spec).__name__}.")
+    raise ValueError(f"generator must be 'auto', 'uniform', 'mutation', 'public', a fitted "
+                     f"synthesizer, a RowGenerator or a factory; got {type(spec).__name__}.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -12,11 +13,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
-from ..public.base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords
+from ..public.base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
+                           WeightedRecords, draw_indices)
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
 
 __all__ = ["PrivateEvolutionSynthesizer", "round_shares", "code_positions"]
+
+#: ``(rounds, candidate_ratio)`` when left to None: one round and two
+#: candidates per row for generators that start from good rows (Swanberg et
+#: al.'s best setting), many rounds over few candidates for the mutation
+#: generator, which must evolve uniform rows (measured on
+#: ``adult_public_split``, see the user guide).
+DEFAULT_ROUNDS = {"start": (1, 2.0), "mutation": (30, 0.1)}
 
 
 def code_positions(domain: Any) -> list[np.ndarray | None]:
@@ -108,7 +117,12 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     The paper found that one round was its best setting, that an increasing
     budget across rounds beats even or decreasing ones, and that more
     candidates than ``N`` help; ``rounds=1``, ``schedule="increasing"`` and
-    ``candidate_ratio=2`` are the defaults.
+    ``candidate_ratio=2`` are the defaults when the generator starts from
+    good rows (``public_data``).  Without public data the default generator
+    is the mutation generator (after Tab-PE): uniform rows evolved over 30
+    rounds of 0.1 candidates per row, each round mutating the cells of the
+    voted rows at a rate decaying from 0.5 to 0.01
+    (:class:`~sklearn_dpsynth.evolution.MutationGenerator`).
 
     Parameters
     ----------
@@ -127,14 +141,17 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         within the bin (among its integers for an integer column), or the
         bin's midpoint.  Per-integer codes and declared ``points`` decode
         exactly either way.  Post-processing: it costs no budget.
-    generator : str, RowGenerator or callable, default="uniform"
-        ``"uniform"`` (uniform rows, variations redraw columns uniformly),
-        ``"public"`` (bootstrap of ``public_data``, variations from its 1-way
-        marginals), a :class:`~sklearn_dpsynth.evolution.SynthesizerGenerator`
+    generator : str, RowGenerator or callable, default="auto"
+        ``"auto"``: ``"public"`` when ``fit`` gets ``public_data``, else
+        ``"uniform"``; ``"uniform"`` (uniform rows, variations redraw
+        columns uniformly), ``"public"`` (bootstrap of ``public_data``,
+        variations from its 1-way marginals), a :class:`~sklearn_dpsynth.evolution.SynthesizerGenerator`
         wrapping a fitted synthesizer, any object with ``random_rows(n, rng)``
         and ``variations(rows, rng)`` returning codes, or a factory
         ``factory(domain, public)`` returning one (see
-        ``sklearn_dpsynth.evolution.generators``).
+        ``sklearn_dpsynth.evolution.generators``).  A generator that
+        cannot see ``public_data`` (``"uniform"``, an object, a fitted
+        synthesizer) warns when ``fit`` gets one: it would be ignored.
     workload : list, default=None
         Marginals of the distance: entries ``(columns, weight)`` or bare
         tuples of column names; ``None`` is every 2-way marginal of at most
@@ -149,17 +166,21 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         :func:`~sklearn_dpsynth.evolution.workload_distance`.  Only columns
         whose domain kind is ``"numeric"`` are ordered; on other tables both
         choices are the same distance.
-    rounds : int, default=1
-        Number of voting rounds ``T``.
+    rounds : int or None, default=None
+        Number of voting rounds ``T``.  None: 30 with the mutation
+        generator (``"mutation"``, or ``"auto"`` without ``public_data``),
+        else 1.
     schedule : {"increasing", "even", "decreasing"} or list of float, default="increasing"
         How the rounds share the budget (see :func:`round_shares`).
     n_synthetic : int, default=None
         ``N``; None measures the row count with ``count_share`` of the
         budget.
-    candidate_ratio : float, default=2.0
-        Candidates per synthetic row.  A fit refuses (ValueError) more
-        candidate cells (rows times columns) than ``max_sample_cells``
-        (``2**28``), the limit of one ``sample`` call.
+    candidate_ratio : float or None, default=None
+        Candidates per synthetic row.  None: 0.1 with the mutation
+        generator (a few thousand candidates, so that each gets enough
+        votes to rise above the noise), else 2.  A fit refuses
+        (ValueError) more candidate cells (rows times columns) than
+        ``max_sample_cells`` (``2**28``), the limit of one ``sample`` call.
     threshold : float, default=0.0
         Noisy votes below ``threshold`` noise standard deviations are set to
         0 before normalising (post-processing).  0 is the paper's clipping;
@@ -170,6 +191,10 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         None.
     n_resample : int, default=1
         Columns redrawn per variation by the offline generators.
+    smoothing : float in [0, 1), default=0.05
+        ``lam``, the weight of the independent base measure in the model
+        (see Likelihood): ``sample`` draws that share of rows from it.
+        ``0`` keeps the candidates alone (rows outside them score ``-inf``).
     verbose : bool, default=False
         Print every round.
     random_state : int, RandomState, Generator or None, default=None
@@ -179,11 +204,16 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     ----------
     domain_ : Domain
     records_ : WeightedRecords
-        The last candidates and their noisy-vote probabilities.
+        The model: the last candidates and their noisy-vote probabilities,
+        smoothed by the same distribution's 1-way marginals.
     n_synthetic_ : int
         ``N`` as used.
     n_records_ : float
         DP estimate of the training row count.
+    rounds_ : int
+        ``T`` as used.
+    candidate_ratio_ : float
+        Candidates per synthetic row as used.
     history_ : list of dict
         Per round: ``round``, ``rho``, ``sigma``, ``n_candidates``,
         ``n_distinct`` (distinct candidate rows), ``kept`` (candidates with
@@ -212,8 +242,15 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     A generator wrapping a synthesizer fitted on *private* data must have
     its own budget accounted for separately.
 
-    **Likelihood.** The model is a distribution on its last candidates, so
-    :meth:`score_samples` is exact (``-inf`` for rows equal to none of them).
+    **Likelihood.** The model is the mixture
+    ``(1 - lam) * p_candidates + lam * prod_j q_j`` of the last round's
+    noisy-vote distribution over its candidates and an independent base
+    measure, ``q_j = (1 - lam) m_j + lam / k_j`` with ``m_j`` the 1-way
+    marginal of column ``j`` under the vote distribution (post-processing
+    of the noisy votes: no budget) and ``k_j`` its number of codes.  Every
+    row of the domain has a positive probability, so :meth:`score` is
+    finite on held-out rows; :meth:`score_samples` is exact for the
+    mixture and :meth:`sample` draws from it.
 
     **Distance.** Complete ``k``-way workloads (and 1-way ones with any
     weights) use a one-hot matrix product; other workloads compute the
@@ -241,22 +278,23 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "generator": [str, callable, object],
         "workload": [list, tuple, None],
         "distance": [StrOptions({"workload", "scaled_l1"})],
-        "rounds": [Interval(Integral, 1, None, closed="left")],
+        "rounds": [Interval(Integral, 1, None, closed="left"), None],
         "schedule": [StrOptions({"increasing", "even", "decreasing"}), list, tuple],
         "n_synthetic": [Interval(Integral, 1, None, closed="left"), None],
-        "candidate_ratio": [Interval(Real, 0, None, closed="neither")],
+        "candidate_ratio": [Interval(Real, 0, None, closed="neither"), None],
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
+        "smoothing": [Interval(Real, 0, 1, closed="left")],
         "verbose": ["boolean"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
-                 generator="uniform",
-                 workload=None, distance="workload", rounds=1, schedule="increasing", n_synthetic=None,
-                 candidate_ratio=2.0, threshold=0.0, count_share=0.02, n_resample=1,
-                 verbose=False, random_state=None):
+                 generator="auto",
+                 workload=None, distance="workload", rounds=None, schedule="increasing", n_synthetic=None,
+                 candidate_ratio=None, threshold=0.0, count_share=0.02, n_resample=1,
+                 smoothing=DEFAULT_SMOOTHING, verbose=False, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -273,17 +311,24 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.threshold = threshold
         self.count_share = count_share
         self.n_resample = n_resample
+        self.smoothing = smoothing
         self.verbose = verbose
         self.random_state = random_state
 
     def _fit_encoded(self, table, ledger: PrivacyLedger, rng: np.random.Generator,
                      public) -> None:
         workload = workload_positions(self.workload, table.columns, table.sizes)
-        shares = round_shares(self.schedule, self.rounds)
+        self.rounds_, self.candidate_ratio_ = self._round_settings(public)
+        shares = round_shares(self.schedule, self.rounds_)
         positions = (code_positions(self.domain_) if self.distance == "scaled_l1" else None)
         generator = make_generator(self.generator, self.domain_,
                                    None if public is None else public.to_numpy(),
-                                   self.n_resample)
+                                   self.n_resample, self.rounds_)
+        if public is not None and not _sees_public(self.generator):
+            warnings.warn(
+                f"public_data is ignored: generator={_describe(self.generator)} does not use "
+                "it. Use generator='auto' or 'public' to start from the public rows, or a "
+                "factory(domain, public).", UserWarning, stacklevel=4)
         self._n_candidates(self.n_synthetic or 1, len(table.sizes))  # before any spending
         n_synthetic, counted = self._synthetic_size(table, ledger, rng)
         n_candidates = self._n_candidates(n_synthetic, len(table.sizes))
@@ -291,8 +336,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         candidates = self._checked(generator.random_rows(n_candidates, rng), n_candidates,
                                    table.sizes, "random_rows")
         self.history_ = []
-        for t in range(self.rounds):
-            last = t == self.rounds - 1
+        for t in range(self.rounds_):
+            last = t == self.rounds_ - 1
             rho = ledger.rho_remaining() if last else shares[t] * rho_rounds
             votes = vote_histogram(table, candidates, workload, rng.random(n_candidates),
                                    positions=positions)
@@ -301,12 +346,21 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                 threshold=self.threshold)
             self._record(t, rho, ledger, candidates, probs)
             if not last:
-                parents = candidates[_draw(probs, n_candidates, rng)]
+                parents = candidates[draw_indices(probs, n_candidates, rng)]
                 candidates = self._checked(generator.variations(parents, rng), n_candidates,
                                            table.sizes, "variations")
-        self.records_ = WeightedRecords(candidates, probs)
+        self.records_ = WeightedRecords(candidates, probs, smoothing=self.smoothing,
+                                        sizes=table.sizes)
         self.n_synthetic_ = n_synthetic
         self.n_records_ = float(n_synthetic) if counted else max(vote_total, 1.0)
+
+    def _round_settings(self, public) -> tuple[int, float]:
+        """``rounds`` and ``candidate_ratio``, their None resolved (see DEFAULT_ROUNDS)."""
+        name = self.generator if isinstance(self.generator, str) else None
+        mutation = name == "mutation" or (name == "auto" and public is None)
+        rounds, ratio = DEFAULT_ROUNDS["mutation" if mutation else "start"]
+        return (rounds if self.rounds is None else int(self.rounds),
+                ratio if self.candidate_ratio is None else float(self.candidate_ratio))
 
     def _synthetic_size(self, table, ledger: PrivacyLedger,
                         rng: np.random.Generator) -> tuple[int, bool]:
@@ -323,8 +377,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         naming ``candidate_ratio`` and ``n_synthetic`` (``N`` is a noisy
         count or the parameter: the check reads no private data).
         """
-        n_candidates = max(int(math.ceil(self.candidate_ratio * n_synthetic)), 1)
-        self._check_cells(n_candidates, n_columns, f"candidate_ratio={self.candidate_ratio:g} "
+        n_candidates = max(int(math.ceil(self.candidate_ratio_ * n_synthetic)), 1)
+        self._check_cells(n_candidates, n_columns, f"candidate_ratio={self.candidate_ratio_:g} "
                           f"times n_synthetic={n_synthetic}",
                           "lower candidate_ratio or set a smaller n_synthetic")
         return n_candidates
@@ -355,7 +409,14 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                   flush=True)
 
 
-def _draw(probs: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    cumulative = np.cumsum(probs)
-    picks = np.searchsorted(cumulative, rng.random(n) * cumulative[-1], side="right")
-    return np.minimum(picks, probs.size - 1)
+def _sees_public(spec: Any) -> bool:
+    """Whether a ``generator`` spec reads the public rows (a name or a factory does)."""
+    if isinstance(spec, str):
+        return spec in ("auto", "public")
+    is_object = hasattr(spec, "_sample_encoded") or (
+        hasattr(spec, "random_rows") and not isinstance(spec, type))
+    return callable(spec) and not is_object
+
+
+def _describe(spec: Any) -> str:
+    return repr(spec) if isinstance(spec, str) else f"a {type(spec).__name__}"

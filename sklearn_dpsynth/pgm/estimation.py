@@ -24,7 +24,8 @@ from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
 __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
-           "initial_tables", "Measurement", "estimate_total"]  # the last two re-exported
+           "initial_tables", "DiscrepancyStop", "Measurement",
+           "estimate_total"]  # the last two re-exported
 
 
 def initial_tables(
@@ -61,6 +62,70 @@ def initial_tables(
     if all(tree.index_containing(k) is not None for k in keys):
         return tables_from_potentials(tree, potentials)
     return GraphicalModel(tree.domain, keys, potentials).project(tree).tables
+
+
+class DiscrepancyStop:
+    """``callback`` for :func:`estimate`: stop at a loss target, or once it is out of reach.
+
+    The discrepancy rule stops an estimation at the first step whose loss
+    is at most ``target`` (e.g. ``0.7`` times the number of measured
+    entries, the loss's expected value at the true marginals).  Where no
+    distribution reaches the target (the measurements are inconsistent
+    beyond what the target allows), the loss flattens above it and the
+    rule alone would run to the step cap.  This callback also stops when
+    the target is out of reach *within the cap*: when, at the rate the
+    loss fell over the last ``window`` accepted steps, the remaining gap
+    ``loss - target`` would take more steps than the cap leaves.  Mirror
+    descent's loss decreases ever more slowly (it is convex in the
+    marginals), so that extrapolation is optimistic and the cap would have
+    stopped the run above the target anyway; the model at that step
+    replaces the model at the cap.
+
+    Parameters
+    ----------
+    target : float
+        Loss at which the estimation stops.
+    max_iters : int
+        The estimation's cap on accepted steps.
+    window : int, default=25
+        Accepted steps over which the rate of decrease is measured (no
+        out-of-reach stop before that many steps).
+
+    Attributes
+    ----------
+    reason : {"target", "out of reach"} or None
+        Why it stopped (None while it has not).
+    iteration : int or None
+        The step at which it stopped.
+    """
+
+    def __init__(self, target: float, max_iters: int, window: int = 25) -> None:
+        if isinstance(window, bool) or int(window) != window or window < 1:
+            raise ValueError(f"window must be an int >= 1, got {window!r}")
+        self.target = float(target)
+        self.max_iters = int(max_iters)
+        self.window = int(window)
+        self.reason: str | None = None
+        self.iteration: int | None = None
+        self._recent: dict[int, float] = {}
+
+    def __call__(self, iteration: int, loss: float) -> bool:
+        """Whether the estimation stops after accepted step ``iteration`` at ``loss``."""
+        earlier = self._recent.pop(iteration - self.window, None)
+        self._recent[iteration] = float(loss)
+        if loss <= self.target:
+            return self._stop("target", iteration)
+        if earlier is None:
+            return False
+        drop = earlier - float(loss)
+        left = self.max_iters - iteration
+        if drop <= 0 or (float(loss) - self.target) * self.window > drop * left:
+            return self._stop("out of reach", iteration)
+        return False
+
+    def _stop(self, reason: str, iteration: int) -> bool:
+        self.reason, self.iteration = reason, int(iteration)
+        return True
 
 
 def estimation_tree(domain: ModelDomain, measurements: Sequence[Measurement],

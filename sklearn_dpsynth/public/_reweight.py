@@ -21,7 +21,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["query_matrix", "reweight_records", "MISFIT_WARNING_TVD"]
+from .._marginals import project_to_simplex
+
+__all__ = ["query_matrix", "reweight_records", "one_way_estimates", "MISFIT_WARNING_TVD"]
 
 #: ``reweight_records`` warns when the reweighted records' marginals stay this
 #: far (mean total variation, beyond the noise) from the noisy answers.
@@ -203,3 +205,57 @@ def _fista(matrix, target, start, step, tol, max_iter):
         if np.linalg.norm(move) <= tol * max(np.linalg.norm(current), 1e-12):
             return current, iteration, True
     return current, max_iter, False
+
+
+def one_way_estimates(marginals, answers, sigmas, sizes, records: np.ndarray,
+                      weights: np.ndarray) -> list[np.ndarray]:
+    """Every column's 1-way distribution from noisy marginals (post-processing).
+
+    Each measured marginal that holds column ``j`` is projected onto the
+    non-negative tables of its own noisy total, normalised and summed down
+    to ``j``; the estimates are averaged with
+    weights ``1 / (sigma_i^2 * cells_i / k_j)`` (the inverse variance of a
+    summed cell).  A column in no measured marginal gets the fitted
+    records' 1-way distribution.  Only noisy answers, public records and
+    fitted weights are read: no budget.
+
+    Parameters
+    ----------
+    marginals : sequence of tuple of int
+        Column positions of every measured marginal.
+    answers : sequence of ndarray
+        Their noisy counts (C-order flattened or shaped).
+    sigmas : sequence of float
+        Their noise standard deviations.
+    sizes : sequence of int
+        Number of codes of every column.
+    records : ndarray of int, shape (n_records, n_columns)
+        The records.
+    weights : ndarray of shape (n_records,)
+        Their fitted non-negative weights.
+
+    Returns
+    -------
+    list of ndarray
+        Per column, a probability vector over its codes.
+    """
+    sums = [np.zeros(int(k)) for k in sizes]
+    precision = np.zeros(len(sizes))
+    for marginal, answer, sigma in zip(marginals, answers, sigmas):
+        shape = tuple(int(sizes[j]) for j in marginal)
+        counts = np.asarray(answer, dtype=float).ravel()
+        table = project_to_simplex(counts, max(float(counts.sum()), 1.0)).reshape(shape)
+        table = table / table.sum()
+        for axis, j in enumerate(marginal):
+            others = tuple(a for a in range(len(marginal)) if a != axis)
+            weight = sizes[j] / (float(sigma) ** 2 * table.size)
+            sums[j] += weight * table.sum(axis=others)
+            precision[j] += weight
+    out = []
+    for j, k in enumerate(sizes):
+        if precision[j] > 0:
+            out.append(sums[j] / precision[j])
+        else:
+            fitted = np.bincount(records[:, j], weights=weights, minlength=int(k))
+            out.append(fitted / fitted.sum() if fitted.sum() > 0 else np.full(int(k), 1.0 / k))
+    return out

@@ -14,8 +14,9 @@ from ..marginal.budget import budget_shares
 from ..marginal.selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                                   mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
-from .base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
-from ._reweight import reweight_records
+from .base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
+                   WeightedRecords, uniform_rows)
+from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total
 from .pmw import _progress
 
@@ -75,6 +76,10 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Largest number of projected-gradient steps of the reweighting.
     tol : float, default=1e-6
         Relative step size at which the reweighting stops.
+    smoothing : float in [0, 1), default=0.05
+        ``lam``, the weight of the independent base measure in the model
+        (see Likelihood): ``sample`` draws that share of rows from it.
+        ``0`` keeps the records alone (rows outside them score ``-inf``).
     verbose : bool, default=False
         Print the steps.
     random_state : int, RandomState, Generator or None, default=None
@@ -86,7 +91,8 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     tree_edges_ : list of tuple
         The spanning tree (column-name pairs), in selection order.
     records_ : WeightedRecords
-        The public records and their probabilities.
+        The model: the public records and their probabilities, smoothed by
+        the noisy 1-way distributions.
     weights_ : ndarray
         Fitted record weights.
     n_records_ : float
@@ -110,8 +116,10 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     noisy releases and public information; the privacy of the output rests
     on ``public_data`` being public.
 
-    **Likelihood.** Exact, as for :class:`~sklearn_dpsynth.public.PMWPubSynthesizer`:
-    the model is a distribution on the public records (``-inf`` off them).
+    **Likelihood.** As for :class:`~sklearn_dpsynth.public.PMWPubSynthesizer`:
+    the mixture ``(1 - lam) * p_records + lam * prod_j q_j``, with the
+    base measure's ``q_j`` read off the noisy 1-way and tree marginals
+    (post-processing); every row of the domain scores finitely.
 
     Examples
     --------
@@ -134,13 +142,15 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "smoothing": [Interval(Real, 0, 1, closed="left")],
         "verbose": ["boolean"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  public_selection=False,
-                 n_uniform=10000, max_iter=1000, tol=1e-6, verbose=False, random_state=None):
+                 n_uniform=10000, max_iter=1000, tol=1e-6, smoothing=DEFAULT_SMOOTHING,
+                 verbose=False, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -151,6 +161,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.n_uniform = n_uniform
         self.max_iter = max_iter
         self.tol = tol
+        self.smoothing = smoothing
         self.verbose = verbose
         self.random_state = random_state
 
@@ -183,7 +194,10 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.weights_, self.reweight_info_ = reweight_records(
             records, table.sizes, measured, answers, sigmas, tol=self.tol,
             max_iter=self.max_iter)
-        self.records_ = WeightedRecords(records, self.weights_)
+        estimates = one_way_estimates(measured, answers, sigmas, table.sizes, records,
+                                      self.weights_)
+        self.records_ = WeightedRecords(records, self.weights_, one_way=estimates,
+                                        smoothing=self.smoothing, sizes=table.sizes)
         self.n_records_ = noisy_total(one_way, one_sigmas)
         self.tree_edges_ = [(table.columns[a], table.columns[b]) for a, b in edges]
 

@@ -9,8 +9,9 @@ from sklearn.utils._param_validation import Interval
 
 from .._progress import Progress
 from ..privacy import PrivacyLedger
-from .base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
-from ._reweight import reweight_records
+from .base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
+                   WeightedRecords, uniform_rows)
+from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total, workload_positions
 
 __all__ = ["PMWPubSynthesizer"]
@@ -72,6 +73,10 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     tol : float, default=1e-6
         The reweighting stops when a step moves the weights by at most
         ``tol`` times their norm.
+    smoothing : float in [0, 1), default=0.05
+        ``lam``, the weight of the independent base measure in the model
+        (see Likelihood): ``sample`` draws that share of rows from it.
+        ``0`` keeps the records alone (rows outside them score ``-inf``).
     verbose : bool, default=False
         Print the steps.
     random_state : int, RandomState, Generator or None, default=None
@@ -83,7 +88,8 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     workload_ : list of (tuple, float)
         The measured marginals (column names) and weights.
     records_ : WeightedRecords
-        The public records (encoded) and their probabilities.
+        The model: the public records (encoded) and their probabilities,
+        smoothed by the noisy 1-way distributions.
     weights_ : ndarray
         ``w*``: the records' fitted weights (counts).
     n_records_ : float
@@ -107,9 +113,16 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     information: post-processing.  The privacy of the output rests on
     ``public_data`` being public.
 
-    **Likelihood.** The model is a distribution on the public records, so
-    :meth:`score_samples` is exact: ``log`` of the total probability of the
-    records equal to the row, ``-inf`` for a row equal to none of them.
+    **Likelihood.** The model is the mixture
+    ``(1 - lam) * p_records + lam * prod_j q_j`` of the reweighted records
+    and an independent base measure, ``q_j = (1 - lam) m_j + lam / k_j``
+    with ``m_j`` column ``j``'s 1-way distribution read off the noisy
+    workload answers (``one_way_estimates`` in ``public/_reweight.py``;
+    post-processing, no budget) and ``k_j`` its number of codes.  Every
+    row of the domain has a positive probability, so :meth:`score` is
+    finite on held-out rows (and usable by pipelines and grid searches);
+    :meth:`score_samples` is exact for this mixture, and :meth:`sample`
+    draws from it.  ``smoothing = 0`` gives the records alone.
 
     Examples
     --------
@@ -132,13 +145,15 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "smoothing": [Interval(Real, 0, 1, closed="left")],
         "verbose": ["boolean"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  workload=None, n_uniform=10000,
-                 max_iter=1000, tol=1e-6, verbose=False, random_state=None):
+                 max_iter=1000, tol=1e-6, smoothing=DEFAULT_SMOOTHING, verbose=False,
+                 random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -149,6 +164,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.n_uniform = n_uniform
         self.max_iter = max_iter
         self.tol = tol
+        self.smoothing = smoothing
         self.verbose = verbose
         self.random_state = random_state
 
@@ -168,7 +184,10 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         self.weights_, self.reweight_info_ = reweight_records(
             records, table.sizes, marginals, answers, sigmas, tol=self.tol,
             max_iter=self.max_iter)
-        self.records_ = WeightedRecords(records, self.weights_)
+        one_way = one_way_estimates(marginals, answers, sigmas, table.sizes, records,
+                                    self.weights_)
+        self.records_ = WeightedRecords(records, self.weights_, one_way=one_way,
+                                        smoothing=self.smoothing, sizes=table.sizes)
         self.n_records_ = noisy_total(answers, sigmas)
         self.workload_ = [(tuple(table.columns[j] for j in m), w) for m, w in workload]
 

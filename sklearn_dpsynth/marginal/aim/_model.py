@@ -24,7 +24,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
-from ...pgm.estimation import estimate_from_tables, estimation_tree, initial_tables
+from ...pgm.estimation import (DiscrepancyStop, estimate_from_tables, estimation_tree,
+                               initial_tables)
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
            "refit_from_independent"]
@@ -337,6 +338,11 @@ def refit_from_independent(
     measured entries, the loss's expected value at the true marginals.
     Cells that the noise cannot tell from zero thus keep a small but not
     vanishing probability (running to convergence drives them to zero).
+    Where no distribution reaches that target, it stops once the target is
+    out of reach within ``max_iters`` (``DiscrepancyStop`` of
+    ``sklearn_dpsynth.pgm.estimation``);
+    ``info["stopped_by"]`` is ``"target"``, ``"out of reach"`` or None
+    (stopped by ``tol`` or the cap).
 
     Parameters
     ----------
@@ -360,8 +366,9 @@ def refit_from_independent(
     model : GraphicalModel
     info : dict
     """
-    threshold = early_stopping * bank.n_entries()
+    stop = DiscrepancyStop(early_stopping * bank.n_entries(), max_iters)
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
                            potentials=zeros.potentials(one_way), max_iters=max_iters, tol=tol,
-                           callback=lambda iteration, loss: loss <= threshold, dtype=dtype)
+                           callback=stop, dtype=dtype)
+    info["stopped_by"] = stop.reason
     return zeros.apply(model), info
