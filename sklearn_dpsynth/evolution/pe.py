@@ -271,7 +271,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     """
 
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
-    _persisted_state_ = ("history_", "n_synthetic_")
+    _persisted_state_ = ("history_", "n_synthetic_", "rounds_", "candidate_ratio_")
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,

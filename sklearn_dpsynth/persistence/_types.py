@@ -45,8 +45,8 @@ def _core_value_types() -> list[ValueType]:
     from .._column_kinds import ColumnKind
     from .._input import InputForm
     from ..domain import ColumnSpec, Domain
-    from ..evolution.generators import (PublicBootstrapGenerator, SynthesizerGenerator,
-                                        UniformGenerator)
+    from ..evolution.generators import (MutationGenerator, PublicBootstrapGenerator,
+                                        SynthesizerGenerator, UniformGenerator)
     from ..marginal.compression import DomainCompression
     from ..pgm.domain import ModelDomain
     from ..pgm.inference import MessagePlan
@@ -77,7 +77,9 @@ def _core_value_types() -> list[ValueType]:
                   caches=("_separator_plan",)),
         ValueType(GraphicalModel, ("domain", "tree", "cliques", "total", "_tables", "_beliefs"),
                   caches=("_beliefs",)),
-        ValueType(WeightedRecords, ("codes", "probabilities")),
+        ValueType(WeightedRecords, ("codes", "probabilities", "smoothing", "base")),
+        ValueType(MutationGenerator, ("sizes", "n_variations", "start", "end", "power",
+                                      "calls")),
         ValueType(UniformGenerator, ("sizes", "n_resample")),
         ValueType(PublicBootstrapGenerator, ("public", "sizes", "n_resample", "marginals")),
         ValueType(SynthesizerGenerator, ("synthesizer", "sizes", "n_resample")),
