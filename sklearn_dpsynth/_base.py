@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from abc import ABCMeta, abstractmethod
 from typing import Any, Hashable, Mapping
 
@@ -76,6 +77,11 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).
     _accepts_public_data = False
 
+    #: Renamed hyperparameters, ``{old: new}``: the old name stays a parameter
+    #: (default ``"deprecated"``) for one release; set, it wins and ``fit``
+    #: warns with a FutureWarning.  Read such a parameter with :meth:`_param`.
+    _renamed_params_: dict = {}
+
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, epsilon: float, delta: float = DEFAULT_DELTA,
             public_data: Any = None):
@@ -115,6 +121,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     def _fit_in_ledger(self, X: Any, ledger: PrivacyLedger, public_data: Any = None):
         """Fit spending only what remains of ``ledger`` (also used by pipelines)."""
         self._validate_params()
+        self._warn_renamed_params()
         delta = ledger.delta
         self._check_public_allowed(public_data)
         if is_duckdb_input(X) or is_spark_input(X):  # counted in the engine
@@ -142,6 +149,21 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
+
+    def _warn_renamed_params(self) -> None:
+        """FutureWarning for each deprecated parameter name that is set."""
+        for old, new in self._renamed_params_.items():
+            if getattr(self, old) != "deprecated":
+                warnings.warn(f"{old} was renamed {new}; {old} is deprecated and will be removed "
+                              f"in the next release: use {new}={getattr(self, old)!r}.",
+                              FutureWarning)
+
+    def _param(self, name: str) -> Any:
+        """Hyperparameter ``name``, or its deprecated old name's value when that is set."""
+        for old, new in self._renamed_params_.items():
+            if new == name and getattr(self, old) != "deprecated":
+                return getattr(self, old)
+        return getattr(self, name)
 
     def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
                     rng: np.random.Generator) -> tuple:

@@ -269,3 +269,20 @@ def test_bad_public_tables_get_clear_errors_before_any_spending(bayesnet, public
     synth = _Recorder(random_state=0)  # nothing declared: the domain would be learned
     with pytest.raises(ValueError, match=message):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=public(bayesnet.frame))
+
+
+@pytest.mark.parametrize("name", ["aim", "jam", "mst"])
+def test_renamed_parameters_warn_and_act_as_the_new_name(name, bayesnet):
+    """An old parameter name (kept one release) warns and fits exactly as the new name."""
+    renamed = type(make_synthesizer(name))._renamed_params_
+    values = {new: 2 + i for i, new in enumerate(renamed.values())}
+    old = make_synthesizer(name, domain=bayesnet.domain, random_state=0,
+                           **{o: values[n] for o, n in renamed.items()})
+    with pytest.warns(FutureWarning, match=" was renamed "):
+        old.fit(bayesnet.frame, epsilon=1.0)
+    new = make_synthesizer(name, domain=bayesnet.domain, random_state=0, **values).fit(
+        bayesnet.frame, epsilon=1.0)
+    default = make_synthesizer(name, domain=bayesnet.domain, random_state=0).fit(
+        bayesnet.frame, epsilon=1.0)
+    pd.testing.assert_frame_equal(old.sample(100, random_state=0), new.sample(100, random_state=0))
+    assert not old.sample(100, random_state=0).equals(default.sample(100, random_state=0))

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer
 from .._progress import Progress
+from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
@@ -107,7 +108,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         Generator: low-variance rounding of the model's conditionals (the
         NIST-contest generator; synthetic marginals match the model's
         closely) or independent rows.
-    max_iters : int, default=1000
+    max_iter : int, default=1000
         Largest number of mirror-descent steps of the estimation.
     tol : float, default=1e-4
         Estimation stops when a step lowers the loss by at most ``tol``
@@ -116,7 +117,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         Stop the estimation at the first step whose loss is at most
         ``early_stopping`` times the number of measured entries (the loss's
         expected value at the true marginals; see Notes); ``None`` runs to
-        ``tol`` / ``max_iters``.
+        ``tol`` / ``max_iter``.
     verbose : bool, default=False
         Print one line per stage on stderr (1-way measurement, selection,
         measurement, estimation), each with its time and the epsilon spent
@@ -140,6 +141,9 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         of the noise (:func:`sklearn_dpsynth.pgm.auto_dtype`; an explicit
         ``"float32"`` elsewhere warns).  MST's
         models are small, so float64 stays its default.
+    max_iters : int, default="deprecated"
+        Deprecated old name of ``max_iter``; set, it is used and ``fit``
+        warns (FutureWarning).  It will be removed in the next release.
 
     Attributes
     ----------
@@ -192,7 +196,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
     2-way marginal error by up to 20% against running to convergence at small
     budgets (within 1% of it at larger ones).  The stopping rule reads only the
     noisy measurements.  ``early_stopping=None`` runs to ``tol`` /
-    ``max_iters``.
+    ``max_iter``.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
@@ -242,7 +246,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         "weights": [dict, None],
         "compress": ["boolean"],
         "sampling": [StrOptions({"lowvar", "iid"})],
-        "max_iters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["boolean"],
@@ -253,8 +258,8 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                  preprocessing_budget=0.1, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
-                 max_iters=1000, tol=1e-4, early_stopping=0.7, verbose=False,
-                 random_state=None, model_dtype="float64"):
+                 max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=False,
+                 random_state=None, model_dtype="float64", max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -265,15 +270,18 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.weights = weights
         self.compress = compress
         self.sampling = sampling
-        self.max_iters = max_iters
+        self.max_iter = max_iter
         self.tol = tol
         self.early_stopping = early_stopping
         self.verbose = verbose
         self.random_state = random_state
         self.model_dtype = model_dtype
+        self.max_iters = max_iters
 
     #: ``fit(..., public_data=)`` chooses the tree on a public table.
     _accepts_public_data = True
+
+    _renamed_params_ = {"max_iters": "max_iter"}
 
     # ------------------------------------------------------------------ fit
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
@@ -397,7 +405,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
                  for a, counts in zip(self.attributes_, independent)}
         self.model_, self.estimation_info_ = estimate(
-            self._model_domain(), measurements, potentials=start, max_iters=self.max_iters,
+            self._model_domain(), measurements, potentials=start, max_iters=self._param("max_iter"),
             tol=self.tol, callback=self._stopping_rule(measurements),
             dtype=self.model_dtype)
 
