@@ -286,3 +286,15 @@ def test_renamed_parameters_warn_and_act_as_the_new_name(name, bayesnet):
         bayesnet.frame, epsilon=1.0)
     pd.testing.assert_frame_equal(old.sample(100, random_state=0), new.sample(100, random_state=0))
     assert not old.sample(100, random_state=0).equals(default.sample(100, random_state=0))
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHESIZERS))
+def test_verbose_is_an_int_level(name, bayesnet):
+    """Every ``verbose`` takes an int >= 0 (bools too) and refuses a negative level by name."""
+    synth = make_synthesizer(name, domain=bayesnet.domain)
+    if "verbose" not in synth.get_params():
+        pytest.skip(f"{name} has no verbose parameter")
+    constraints = type(synth)._parameter_constraints["verbose"]
+    assert constraints == ["verbose"]
+    with pytest.raises(ValueError, match="'verbose'"):
+        synth.set_params(verbose=-1).fit(bayesnet.frame, epsilon=1.0)

@@ -170,8 +170,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         None.
     n_resample : int, default=1
         Columns redrawn per variation by the offline generators.
-    verbose : bool, default=False
-        Print every round.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the generator, the noise, the tie-breaking and sampling.
 
@@ -248,7 +248,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
@@ -256,7 +256,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                  generator="uniform",
                  workload=None, distance="workload", rounds=1, schedule="increasing", n_synthetic=None,
                  candidate_ratio=2.0, threshold=0.0, count_share=0.02, n_resample=1,
-                 verbose=False, random_state=None):
+                 verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

@@ -118,10 +118,10 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         ``early_stopping`` times the number of measured entries (the loss's
         expected value at the true marginals; see Notes); ``None`` runs to
         ``tol`` / ``max_iter``.
-    verbose : bool, default=False
-        Print one line per stage on stderr (1-way measurement, selection,
-        measurement, estimation), each with its time and the epsilon spent
-        so far.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints one line per stage on stderr (1-way
+        measurement, selection, measurement, estimation), each with its time
+        and the epsilon spent so far.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
         ``None`` (the default, and the only choice for a release) draws
@@ -250,7 +250,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
         "model_dtype": [StrOptions({"auto", "float32", "float64"})],
     }
 
@@ -258,7 +258,7 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
                  preprocessing_budget=0.1, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
-                 max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=False,
+                 max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=0,
                  random_state=None, model_dtype="float64", max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins

@@ -93,8 +93,8 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         Mirror-descent steps of the final estimation.
     tol : float, default=1e-6
         Relative loss decrease at which an estimation stops.
-    verbose : bool, default=False
-        Print every round.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
     max_iters, final_max_iters : int, default="deprecated"
@@ -162,14 +162,14 @@ class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
         "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "final_max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  workload=None, rounds=None,
                  max_model_size=80.0, max_iter=100, final_max_iter=500, tol=1e-6,
-                 verbose=False, random_state=None, max_iters="deprecated",
+                 verbose=0, random_state=None, max_iters="deprecated",
                  final_max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins

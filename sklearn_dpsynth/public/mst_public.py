@@ -75,8 +75,8 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Largest number of projected-gradient steps of the reweighting.
     tol : float, default=1e-6
         Relative step size at which the reweighting stops.
-    verbose : bool, default=False
-        Print the steps.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections, the uniform rows and sampling.
 
@@ -134,13 +134,13 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  public_selection=False,
-                 n_uniform=10000, max_iter=1000, tol=1e-6, verbose=False, random_state=None):
+                 n_uniform=10000, max_iter=1000, tol=1e-6, verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

@@ -72,8 +72,8 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     tol : float, default=1e-6
         The reweighting stops when a step moves the weights by at most
         ``tol`` times their norm.
-    verbose : bool, default=False
-        Print the steps.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the uniform rows and sampling.
 
@@ -132,13 +132,13 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  workload=None, n_uniform=10000,
-                 max_iter=1000, tol=1e-6, verbose=False, random_state=None):
+                 max_iter=1000, tol=1e-6, verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

@@ -141,8 +141,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         from the start.
     initial_cliques : list of tuple of column names, default=None
         Marginals measured in step 1 beside the 1-way marginals.
-    verbose : bool, default=False
-        Show a progress bar (budget used, rounds, current marginal).
+    verbose : int, default=0
+        0 is silent; 1 (or more) shows a progress bar (budget used, rounds,
+        current marginal).
     callback : callable, default=None
         ``callback(info)`` after every round, with ``info`` a dict as in
         ``history_``.
@@ -281,7 +282,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
         "structural_zeros": [dict, None],
         "initial_cliques": [list, tuple, None],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
         "callback": [callable, None],
         "model_dtype": [StrOptions({"auto", "float32", "float64"})],
     }
@@ -291,7 +292,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iter=100, final_max_iter=1000,
                  tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
-                 verbose=False, callback=None, random_state=None,
+                 verbose=0, callback=None, random_state=None,
                  model_dtype="auto", max_iters="deprecated", final_max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
