@@ -86,7 +86,7 @@ class _PGMMixin:
         conditions.
         """
         model = self._conditioned_model(conditions, "conditions")
-        method = getattr(self, "sampling", "lowvar")
+        method = self.sampling
         sampled = model.sample(n_samples, rng, method=method)
         codes = self.compression_.expand(sampled, rng)
         for j, code in (conditions or {}).items():

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseSynthesizer
+from .._base import BaseSynthesizer, PublicDataSynthesizer
 from .._progress import Progress
 from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
@@ -36,7 +36,7 @@ _WARM_START_FLOOR = 0.01
 _DENSE_QUERY_MAX = 512
 
 
-class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
+class MSTSynthesizer(_PGMMixin, PublicDataSynthesizer):
     """MST: a graphical model fitted to noisy marginals on a spanning tree.
 
     The method of McKenna, Miklau & Sheldon ("Winning the NIST contest: a
@@ -277,9 +277,6 @@ class MSTSynthesizer(_PGMMixin, BaseSynthesizer):
         self.random_state = random_state
         self.model_dtype = model_dtype
         self.max_iters = max_iters
-
-    #: ``fit(..., public_data=)`` chooses the tree on a public table.
-    _accepts_public_data = True
 
     _renamed_params_ = {"max_iters": "max_iter"}
 

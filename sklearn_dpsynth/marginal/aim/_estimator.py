@@ -267,6 +267,9 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
 
     _renamed_params_ = {"max_iters": "max_iter", "final_max_iters": "final_max_iter"}
 
+    #: Generator of :meth:`sample` (MST's ``sampling`` parameter; fixed here).
+    sampling = "lowvar"
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],
