@@ -8,7 +8,8 @@ Standalone script; from the repository root::
 
 Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` (``--method aim``:
 :class:`~sklearn_dpsynth.AIMSynthesizer` for the first) at ``epsilon=1``
-(``delta=1e-9``, the default 10% ``preprocessing_budget``):
+(``delta=1e-9``, the synthesizer's default ``preprocessing_budget``, 30% for MST and
+AIM; ``--preprocessing-budget`` sets another, ``--tables adult`` runs one table):
 
 * ``learned``: adult_raw (30,162 rows) and texas (50,000 rows), whole and
   as seeded 1,000-, 5,000- and 10,000-row subsamples
@@ -55,10 +56,10 @@ except ImportError:  # pragma: no cover - before/after runs only
 SIZES = (1000, 5000, 10000, None)
 
 
-def tables(sizes=SIZES) -> dict[str, pd.DataFrame]:
+def tables(sizes=SIZES, names=("adult", "texas")) -> dict[str, pd.DataFrame]:
     """adult_raw and texas, whole (``None``) and subsampled, undeclared."""
     out = {}
-    for name in ("adult", "texas"):
+    for name in names:
         frame, _ = load(name)
         for size in sizes:
             label = f"{name} {'all' if size is None else size}"
@@ -93,9 +94,12 @@ def learned_summary(frame: pd.DataFrame, domain) -> dict:
 METHODS = {"mst": MSTSynthesizer, "aim": AIMSynthesizer}
 
 
-def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float, method: str = "mst"):
+def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float, method: str = "mst",
+                preprocessing_budget: float | None = None):
     """``method`` with nothing declared: ``(synthesizer, None)`` or ``(None, refusal)``."""
     synth = METHODS[method](random_state=seed)
+    if preprocessing_budget is not None:
+        synth.set_params(preprocessing_budget=preprocessing_budget)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -106,14 +110,15 @@ def fit_learned(frame: pd.DataFrame, seed: int, epsilon: float, method: str = "m
 
 
 def study_learned(seeds: int, epsilon: float, sizes, details: bool,
-                  method: str = "mst") -> None:
+                  method: str = "mst", names=("adult", "texas"),
+                  preprocessing_budget: float | None = None) -> None:
     print("| table | rows inside numeric bounds, mean (worst) | category rows kept | "
           "categories kept | 2-way TVD |\n|---|---|---|---|---|")
-    for label, frame in tables(sizes).items():
+    for label, frame in tables(sizes, names).items():
         numeric = numeric_names(frame)
         rows, tvds, refusals = [], [], []
         for seed in range(seeds):
-            synth, refusal = fit_learned(frame, seed, epsilon, method)
+            synth, refusal = fit_learned(frame, seed, epsilon, method, preprocessing_budget)
             if synth is None:
                 refusals.append(refusal.split(":")[0][:150])
                 continue
@@ -195,10 +200,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--details", action="store_true")
     parser.add_argument("--method", choices=sorted(METHODS), default="mst",
                         help="the synthesizer of the learned study")
+    parser.add_argument("--tables", nargs="+", choices=["adult", "texas"],
+                        default=["adult", "texas"], help="the tables of the learned study")
+    parser.add_argument("--preprocessing-budget", type=float, default=None,
+                        help="the synthesizer's preprocessing_budget (default: its own)")
     args = parser.parse_args(argv)
     sizes = SIZES if args.sizes is None else tuple(s or None for s in args.sizes)
     if args.study == "learned":
-        study_learned(args.seeds, args.epsilon, sizes, args.details, args.method)
+        study_learned(args.seeds, args.epsilon, sizes, args.details, args.method,
+                      args.tables, args.preprocessing_budget)
     else:
         study_heavy_tails(args.seeds, args.epsilon)
 

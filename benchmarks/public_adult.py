@@ -238,7 +238,7 @@ def throughput(n_rows: int, n_candidates: int) -> None:
     from sklearn_dpsynth.backends import NumpyTable
     from sklearn_dpsynth.evolution import (PrivateEvolutionSynthesizer, UniformGenerator,
                                            code_positions, vote_histogram)
-    from sklearn_dpsynth.public._workload import workload_positions
+    from sklearn_dpsynth.marginal.workload import workload_positions
     data = load_raw(public_share=0.0)
     frame = data["private"]
     frame = frame.iloc[np.arange(n_rows) % len(frame)].reset_index(drop=True)

@@ -84,7 +84,7 @@ def _ours_on(record: dict, table, epsilon: float, params: dict):
     import numpy as np
 
     from sklearn_dpsynth import MSTSynthesizer
-    from sklearn_dpsynth.marginal._compression import DomainCompression
+    from sklearn_dpsynth.marginal.compression import DomainCompression
     from sklearn_dpsynth.pgm import Measurement, estimate_total
 
     columns = list(table.domain)

@@ -82,8 +82,9 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
 #: the datetime units) of undeclared columns, when there are any.
 KIND_SHARE = 0.1
 
-#: A whole number (after stripping spaces).
-INTEGER_PATTERN = r"[+-]?\d+"
+#: A whole number (after stripping spaces; trailing zero decimals such as ``12.0``, as
+#: pandas writes integer columns with missing values, still read as whole).
+INTEGER_PATTERN = r"[+-]?\d+(?:\.0*)?"
 #: A decimal number, with an optional exponent.
 NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 #: An ISO 8601 date, with an optional time and UTC offset.

@@ -3,10 +3,13 @@
 Three ways to get a column's domain, in order of preference:
 
 1. **Declared** (``domain=``): public, costs nothing.
-2. **Learned privately** (the default, ``preprocessing="private"``): each
-   undeclared column gets an equal share of the zCDP budget ``rho`` (and
-   each categorical column an equal share of ``delta``), each access
-   recorded in the ledger:
+2. **Learned privately** (the default, ``preprocessing="private"``): the
+   zCDP budget ``rho`` is split over the undeclared columns, a categorical
+   column weighing ``_CATEGORICAL_WEIGHT`` (3) numeric or datetime ones (its
+   one histogram must clear about seven noise standard deviations where a
+   range needs four), and ``delta`` evenly over the categorical columns;
+   the split depends on the schema and the declaration only.  Each access
+   is recorded in the ledger:
 
    * numeric bounds: three Gaussian-noised histograms (each of L2
      sensitivity 1 under add/remove-one-row: a row falls in one cell of
@@ -22,18 +25,30 @@ Three ways to get a column's domain, in order of preference:
         significant from either end means *no signal*;
      2. the **cells** of each outermost block may narrow the bound to a
         cell (:func:`_narrowed`): only when the cells with signal of their
-        own (four standard deviations) hold at least 90% of the block's
-        noisy count, to the outermost such cell (or the next one out),
-        when the noisy mass beyond it is below three of its standard
-        deviations.  Otherwise the bound stays at the block's edge, and a
-        spread mass reaching that edge takes in the next block outward when
-        its noisy count exceeds one standard deviation (the thin tail of a
-        lognormal);
+        own (four standard deviations) hold the block's noisy count but for
+        10% of it or two standard deviations of the remainder, to the
+        outermost such cell (or the next one out), when the noisy mass
+        beyond it is below three of its standard deviations.  A spread mass
+        in a block wider than 5% of the range stops at the outermost cell
+        with *evidence* of mass (:func:`_outermost_evidence`: its noisy
+        count, or that of the cells scanned so far, above two standard
+        deviations) when the noisy mass beyond that cell is below one of
+        its standard deviations: a decade that the data fill only in part
+        no longer widens the range tenfold.  Otherwise the bound stays at
+        the block's edge, and a spread mass reaching that edge takes in the
+        next block outward when its noisy count exceeds one standard
+        deviation (the thin tail of a lognormal towards 0), or three for a
+        wider block (a decade away from 0, where a false tail would widen
+        the range tenfold);
      3. the **sub-cells** of the two cells the bounds end in (50 equal parts
-        of a number cell, or one per integer for an integer column when a
-        cell is narrower; 12 of a year) narrow them the same way.  Every
-        ranged column spends this third histogram, with signal or not, so
-        that the ledger's entries never depend on the noise.
+        of a number cell, or one per integer for an integer column whose
+        cell holds at most 500 integers -- a year column is learned to the
+        year, a constant one to its one value; 12 of a year) narrow them
+        the same way (a part needs more than four standard deviations in a
+        cell of more than 50 parts, so that the chance of a false part
+        stays that of 50).  Every ranged column spends this third
+        histogram, with signal or not, so that the ledger's entries never
+        depend on the noise.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -49,10 +64,24 @@ Three ways to get a column's domain, in order of preference:
      ``1 - delta_col`` normal quantile, so a value present in only one of
      two neighbouring tables is released with probability at most
      ``delta_col``.  At most ``max_categories`` values are kept (largest
-     noisy counts); every other value maps to an ``"<other>"`` code.
+     noisy counts); every other value maps to an ``"<other>"`` code.  Every
+     learned categorical column also releases its number of present values
+     (discrete Gaussian, sensitivity 1, ``_PRESENT_COUNT_SHARE`` = 5% of its
+     share), whatever is kept: when no value is kept but that noisy count
+     is at least ``_LONG_TAIL_RATIO`` (5) times the count a value needs to
+     be kept almost surely (the threshold plus two noise standard
+     deviations), no value can hold a fifth of the column (it would have
+     been kept with probability about 98%): the column is identifier-like
+     or long-tailed, and it is modelled as ``"<other>"`` alone (plus its
+     missing code) with a
+     :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` naming it
+     ("drop it or declare its categories").  A table of a few thousand
+     rows is therefore fitted whatever its identifiers hold; a table of a
+     few hundred rows is refused as below.
 
    **No signal, no fit.**  When a column has no significant block, or no
-   category is kept, a
+   category is kept and its noisy present count is below the long-tail
+   rule's, a
    :class:`~sklearn_dpsynth.exceptions.DomainInferenceError` names the
    columns, the budget spent so far and the fix, *before* the synthesizer
    measures anything else (and before the sub-cell histograms).  The
@@ -87,6 +116,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from statistics import NormalDist
 from dataclasses import dataclass, replace
 from typing import Any, Hashable, Mapping, Sequence
 
@@ -110,12 +140,29 @@ _BEYOND_THRESHOLD = 3.0
 #: ... and only in a unit whose parts with signal hold all but this share of
 #: its noisy count.
 _SPREAD_SHARE = 0.1
+#: ... or whose remainder (its noisy count less its parts with signal) stays
+#: below this many of the remainder's noise standard deviations.
+_SPREAD_NOISE = 2.0
 #: ... moving past at most this many parts without signal of their own.
 _OUTWARD_STEPS = 1
 
 #: A bound that stays at a block's edge takes in the next block outward when
 #: that block's noisy count exceeds this many noise standard deviations.
 _TAIL_THRESHOLD = 1.0
+#: ... or this many, when the next block is wider than the block itself (a
+#: decade away from 0): a false tail there would widen the range tenfold.
+_WIDE_TAIL_THRESHOLD = 3.0
+
+#: A bound in a block whose mass is spread (not narrowed to a cell) stops at
+#: the outermost cell whose noisy count exceeds this many noise standard
+#: deviations, when there is one.
+_EVIDENCE_THRESHOLD = 2.0
+#: ... when the noisy mass beyond that cell stays below this many of its noise
+#: standard deviations, and only in a block wider than this share of the
+#: range (an empty part of it would widen the range much; a block near 0 at
+#: the end of a right-skewed column would not).
+_EVIDENCE_BEYOND = 1.0
+_EVIDENCE_WIDTH = 0.05
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -125,6 +172,28 @@ _LEVEL_SHARES = (0.5, 0.25, 0.25)
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
 _SUBCELLS = {"numeric": 50, "datetime": 12}
+#: An integer column's cell holding at most this many integers is cut into one
+#: sub-cell per integer (a year column in [2000, 2500) is learned to the year).
+_INTEGER_SUBCELLS = 500
+
+#: A learned categorical column's share of the domain-learning budget, relative
+#: to a numeric or datetime column's: its one thresholded histogram must clear
+#: about seven noise standard deviations (a value present in one table only is
+#: released with probability ``delta``), where a range needs four.
+_CATEGORICAL_WEIGHT = 3.0
+
+#: Part of a categorical column's budget spent on the noisy number of its
+#: present values (the rest on its thresholded histogram).
+_PRESENT_COUNT_SHARE = 0.05
+
+#: A categorical column with no kept value is modelled as ``"<other>"`` alone
+#: (not refused) when its noisy number of present values is at least this many
+#: times the count a value needs to be kept almost surely (the selection
+#: threshold plus ``_KEPT_MARGIN`` noise standard deviations): a value
+#: holding ``1 / _LONG_TAIL_RATIO`` of them would have been kept (with
+#: probability about 98%), so the column is identifier-like or long-tailed.
+_LONG_TAIL_RATIO = 5
+_KEPT_MARGIN = 2.0
 
 #: The ``preprocessing`` values that learn undeclared columns privately.
 PRIVATE_MODES = ("private", "private-lenient")
@@ -186,10 +255,14 @@ class _Grid:
 
     def sub_edges(self, cell: int, integer: bool = False) -> np.ndarray:
         """The edges of the equal sub-cells of ``cell``: ``n_sub`` of them, or
-        for an integer column at most one per unit of width (a grid cell
-        starts and ends on an integer whenever it is at least 1 wide)."""
-        width = self.right[cell] - self.left[cell]
-        n_sub = min(self.n_sub, max(1, math.ceil(width))) if integer else self.n_sub
+        for an integer column one per integer when the cell holds at most
+        ``_INTEGER_SUBCELLS`` of them (a grid cell starts and ends on an
+        integer whenever it is at least 1 wide)."""
+        width = math.ceil(self.right[cell] - self.left[cell])
+        if integer and width <= max(self.n_sub, _INTEGER_SUBCELLS):
+            n_sub = max(1, width)
+        else:
+            n_sub = self.n_sub
         return np.linspace(self.left[cell], self.right[cell], n_sub + 1)
 
 
@@ -226,15 +299,28 @@ def _datetime_grid() -> _Grid:
 class _Budget:
     """Every private access of domain learning goes through here.
 
-    One noisy histogram per numeric or datetime column, one thresholded
-    histogram per categorical column, each spending ``rho_per_column``;
-    each categorical column also spends ``delta_per_categorical``.
+    Three noisy histograms per numeric or datetime column, spending
+    ``rho_per_column``; per categorical column a thresholded histogram and
+    the noisy number of its present values, spending
+    ``_CATEGORICAL_WEIGHT * rho_per_column`` and ``delta_per_categorical``.
     """
 
     share: LedgerShare
     rng: np.random.Generator
     rho_per_column: float
     delta_per_categorical: float
+
+    def categorical(self) -> "_Budget":
+        """The budget of a categorical column's thresholded histogram."""
+        return replace(self, rho_per_column=self.rho_per_column * _CATEGORICAL_WEIGHT
+                       * (1 - _PRESENT_COUNT_SHARE))
+
+    def noisy_present_count(self, n_present: float, target: str) -> float:
+        """The number of a categorical column's present values, with discrete
+        Gaussian noise (sensitivity 1), on its ``_PRESENT_COUNT_SHARE``."""
+        sigma = gaussian_sigma(self.rho_per_column * _CATEGORICAL_WEIGHT * _PRESENT_COUNT_SHARE)
+        return float(self.share.gaussian(np.array([int(n_present)]), sigma=sigma, rng=self.rng,
+                                         target=target, n_cells=1)[0])
 
     @property
     def sigma(self) -> float:
@@ -244,6 +330,11 @@ class _Budget:
         """Exact discrete Gaussian noise of scale ``sigma`` on every count (sensitivity 1)."""
         return self.share.gaussian(counts, sigma=self.sigma, rng=self.rng, target=target,
                                     n_cells=counts.size)
+
+    @property
+    def threshold(self) -> int:
+        """The smallest noisy count :meth:`thresholded_histogram` keeps (public)."""
+        return ThresholdedHistogram(self.sigma, self.delta_per_categorical).threshold
 
     def thresholded_histogram(self, counts: np.ndarray, target: str) -> np.ndarray:
         """Indices of the counts whose noisy value clears the selection threshold.
@@ -308,6 +399,9 @@ def _numeric_spec(name: Hashable, series: pd.Series, low: float, high: float,
         scale = "linear"
     entry = {"bounds": (low, high), "integer": is_integer(series),
              "missing": can_hold_missing(series), "clip": True, "scale": scale}
+    if entry["integer"] and low == high:  # one integer: its own bin
+        del entry["bounds"], entry["scale"]
+        entry["edges"] = [low - 0.5, low + 0.5]
     return spec_from_declaration(name, entry, n_bins)
 
 
@@ -428,8 +522,12 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
     over many parts, or a unit whose parts the noise blurs, keeps its edge.
     """
     order = noisy[::-1] if from_top else noisy
-    single = np.flatnonzero(order > _BOUND_THRESHOLD * sigma)
-    if not single.size or order[single].sum() < (1 - _SPREAD_SHARE) * total:
+    single = np.flatnonzero(order > _part_threshold(order.size) * sigma)
+    if not single.size:
+        return None
+    remainder = total - order[single].sum()
+    remainder_sd = math.sqrt(sigma_total ** 2 + single.size * sigma ** 2)
+    if remainder > max(_SPREAD_SHARE * total, _SPREAD_NOISE * remainder_sd):
         return None
     first = int(single[0])
     for j in range(first, max(first - _OUTWARD_STEPS, 0) - 1, -1):
@@ -437,6 +535,19 @@ def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
         if beyond <= _BEYOND_THRESHOLD * spread:
             return order.size - 1 - j if from_top else j
     return None
+
+
+def _part_threshold(n_parts: int) -> float:
+    """Standard deviations a part's noisy count must exceed to have signal of its
+    own, in a unit of ``n_parts`` parts: ``_BOUND_THRESHOLD`` up to
+    ``_SUBCELLS["numeric"]`` parts, beyond that raised to keep the chance that
+    some empty part passes (about ``n_parts`` times a part's tail) as it is
+    at that many parts (an integer cell of up to ``_INTEGER_SUBCELLS``)."""
+    usual = _SUBCELLS["numeric"]
+    if n_parts <= usual:
+        return _BOUND_THRESHOLD
+    normal = NormalDist()
+    return normal.inv_cdf(1 - (1 - normal.cdf(_BOUND_THRESHOLD)) * usual / n_parts)
 
 
 def _mass_beyond(order: np.ndarray, j: int, sigma: float, total: float,
@@ -487,6 +598,15 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
     low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
     high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
+    span = grid.right[in_high[-1]] - grid.left[in_low[0]]
+    # a spread mass in a block that is a large part of the range: its outermost
+    # cell with evidence of mass
+    if low_cell is None and _block_width(grid, ends[0]) > _EVIDENCE_WIDTH * span:
+        low_cell = _outermost_evidence(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0],
+                                       False)
+    if high_cell is None and _block_width(grid, ends[1]) > _EVIDENCE_WIDTH * span:
+        high_cell = _outermost_evidence(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0],
+                                        True)
     if low_cell is None:  # a spread mass reaching the block's edge may go on
         in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
     if high_cell is None:
@@ -499,15 +619,50 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
                   float(cells[low_cell]), float(cells[high_cell]))
 
 
+def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
+                        from_top: bool) -> int | None:
+    """Where a spread unit's bound may stop short of its edge, or None.
+
+    Scanning ``noisy`` (parts of noise ``sigma``) from one end, the first
+    part whose noisy count, or the noisy count of all parts scanned so far
+    (``k`` of them), exceeds ``_EVIDENCE_THRESHOLD`` of its noise
+    standard deviation (``sigma`` or ``sigma * sqrt(k)``) shows some
+    evidence of mass, short of significance.  The bound stops there only when the noisy
+    mass beyond it (:func:`_mass_beyond`, ``total`` being the unit's own
+    noisy count) stays below ``_EVIDENCE_BEYOND`` of its standard deviation:
+    the parts beyond look empty, not merely thin.
+    """
+    order = noisy[::-1] if from_top else noisy
+    k = np.arange(1, order.size + 1)
+    threshold = _EVIDENCE_THRESHOLD
+    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
+    if not hit.any():
+        return None
+    first = int(np.argmax(hit))
+    beyond, spread = _mass_beyond(order, first, sigma, total, sigma_total)
+    if beyond > _EVIDENCE_BEYOND * spread:
+        return None
+    return order.size - 1 - first if from_top else first
+
+
 def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
                sigma: float) -> np.ndarray:
     """Cells of ``block``, and of its neighbour outward when that one's noisy
     count exceeds ``_TAIL_THRESHOLD * sigma`` (the tail of a spread mass, e.g.
-    the lowest percent of a lognormal, below the significance of a bound)."""
+    the lowest percent of a lognormal, below the significance of a bound), or
+    ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than ``block``."""
     neighbour = block + step
-    if not 0 <= neighbour < blocks.size or blocks[neighbour] <= _TAIL_THRESHOLD * sigma:
+    if not 0 <= neighbour < blocks.size:
+        return grid.cells_of_block(block)
+    wide = _block_width(grid, neighbour) > _block_width(grid, block)
+    if blocks[neighbour] <= (_WIDE_TAIL_THRESHOLD if wide else _TAIL_THRESHOLD) * sigma:
         return grid.cells_of_block(block)
     return np.union1d(grid.cells_of_block(block), grid.cells_of_block(neighbour))
+
+
+def _block_width(grid: _Grid, block: int) -> float:
+    cells = grid.cells_of_block(block)
+    return float(grid.right[cells[-1]] - grid.left[cells[0]])
 
 
 def _level(budget: _Budget, level: int) -> _Budget:
@@ -560,17 +715,32 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
                         observed: tuple[list, np.ndarray]) -> tuple[ColumnSpec, str]:
-    """Categories kept by a thresholded histogram; ``(spec, "found" or "none")``.
+    """Categories kept by a thresholded histogram; ``(spec, outcome)``.
 
     ``observed`` holds the present values and their exact counts (observed
     values only: a Categorical's unused categories are not candidates).
+    The outcome is ``"found"`` when some value is kept; else ``"long tail"``
+    when the noisy number of present values is at least ``_LONG_TAIL_RATIO``
+    times :func:`_surely_kept` (the column is modelled as ``"<other>"``
+    alone), ``"none"`` otherwise.  Both releases happen for every column,
+    whatever the data, and the outcome reads their noisy outputs only.
     """
     values, counts = observed
-    keep = budget.thresholded_histogram(counts, target=f"categories of {name!r}")
+    histogram = budget.categorical()
+    keep = histogram.thresholded_histogram(counts, target=f"categories of {name!r}")
+    present = budget.noisy_present_count(counts.sum(), target=f"present values of {name!r}")
     categories = sorted((values[i] for i in keep[:max_categories]), key=str)
     spec = ColumnSpec(name, "categorical", categories=categories, other=True,
                       missing=can_hold_missing(series))
-    return spec, "found" if categories else "none"
+    if categories:
+        return spec, "found"
+    return spec, "long tail" if present >= _LONG_TAIL_RATIO * _surely_kept(histogram) else "none"
+
+
+def _surely_kept(histogram: _Budget) -> float:
+    """A count kept with probability about 98% by ``histogram``'s selection: its
+    threshold plus ``_KEPT_MARGIN`` noise standard deviations (public)."""
+    return histogram.threshold + _KEPT_MARGIN * histogram.sigma
 
 
 def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any) -> dict:
@@ -588,9 +758,10 @@ def _exact_histograms(frame: pd.DataFrame, todo: Sequence[Hashable], table: Any)
 
 def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Budget,
                      n_bins: int, max_categories: int, table: Any,
-                     lenient: bool) -> tuple[dict, list, dict]:
-    """Specs of ``todo``, the columns with no signal and ``{column: cell}`` of those
-    learned inside one of the two grid cells at 0 (the cell as text).
+                     lenient: bool) -> tuple[dict, list, dict, list]:
+    """Specs of ``todo``, the columns with no signal, ``{column: cell}`` of those
+    learned inside one of the two grid cells at 0 (the cell as text) and the
+    categorical columns modelled as ``"<other>"`` alone (long-tailed).
 
     Raises
     ------
@@ -599,15 +770,14 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         cells and categories of every column are measured, before the
         sub-cells are.
     """
-    specs, no_signal, found, grids = {}, [], {}, {}
+    specs, no_signal, found, grids, long_tail = {}, [], {}, {}, []
     counts = _exact_histograms(frame, todo, table)
     for name in todo:
         series = frame[name]
         if column_kind(series) == "categorical":
             specs[name], kept = _private_categories(name, series, budget, max_categories,
                                                     counts[name])
-            if kept == "none":
-                no_signal.append(name)
+            {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
             continue
         grids[name] = _grid_of(series)
         found[name] = _coarse_range(name, grids[name], budget, counts[name])
@@ -625,16 +795,17 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
             if _at_zero(grids[name], learned):
                 at_zero[name] = _as_text(frame[name], learned.low, learned.high)
         specs[name] = _numeric_spec(name, frame[name], low, high, n_bins, scale)
-    return specs, no_signal, at_zero
+    return specs, no_signal, at_zero, long_tail
 
 
 def _integer_range(series: pd.Series, low: float, high: float) -> tuple[float, float]:
     """For an integer column, the first and last integers of the learned cells
-    (each cell is ``[left, right)``: its last integer is ``ceil(right) - 1``)."""
+    (each cell is ``[left, right)``: its last integer is ``ceil(right) - 1``;
+    the two are equal for a column learned to one integer)."""
     if not is_integer(series):
         return low, high
     first, last = math.ceil(low), math.ceil(high) - 1
-    return (float(first), float(last)) if last > first else (low, high)
+    return (float(first), float(last)) if last >= first else (low, high)
 
 
 def _at_zero(grid: _Grid, learned: _Range) -> bool:
@@ -660,9 +831,8 @@ def _refusal(no_signal: list, budget: _Budget) -> str:
         f"private domain learning found no signal above the noise for column(s) "
         f"{no_signal} (no category kept, or no numeric range whose noisy count clears the "
         f"noise), so the fit stops before measuring anything else: epsilon={spent:.4g} of "
-        f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only (each "
-        f"column rho={budget.rho_per_column:.3g}, noise standard deviation "
-        f"{budget.sigma:.3g} per count). Declare these columns with domain= (dpsynth "
+        f"the budget epsilon={ledger.epsilon:g} is spent, on domain learning only "
+        f"({_costs(budget)}). Declare these columns with domain= (dpsynth "
         "fit --domain; 'dpsynth describe' or describe_domain drafts a declaration to "
         "edit down to public knowledge), or give more budget (epsilon, "
         "preprocessing_budget) or rows; preprocessing='private-lenient' (--param "
@@ -670,9 +840,28 @@ def _refusal(no_signal: list, budget: _Budget) -> str:
         "information.")
 
 
-def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
+def _costs(budget: _Budget) -> str:
+    """What each learned column spent, and its noise (data-independent)."""
+    histogram = budget.categorical()
+    sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
+    return (f"zCDP rho={budget.rho_per_column:.3g} per numeric or datetime column, noise "
+            f"standard deviation {min(sigmas):.3g} to {max(sigmas):.3g} per count; "
+            f"rho={budget.rho_per_column * _CATEGORICAL_WEIGHT:.3g} per categorical column, "
+            f"whose categories need a noisy count of {histogram.threshold} to be kept")
+
+
+def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget,
+                      long_tail: Sequence[Hashable] = ()) -> None:
     """One warning per fit for the columns whose learned domain the noise swamped."""
     parts = []
+    if long_tail:
+        parts.append(
+            f"private domain inference kept no category of column(s) {list(long_tail)}, "
+            f"although they hold more than {_LONG_TAIL_RATIO} times the noisy count a "
+            "category needs to be kept: they look identifier-like or long-tailed (no "
+            f"value holds more than about 1/{_LONG_TAIL_RATIO} of their values), so every "
+            "value maps to '<other>' and their synthetic values carry no information; "
+            "drop them or declare their categories.")
     if no_signal:
         grid = _numeric_grid()
         parts.append(
@@ -690,8 +879,7 @@ def _warn_weak_signal(no_signal: list, one_cell: dict, budget: _Budget) -> None:
             "that range.")
     if parts:
         warnings.warn(
-            " ".join(parts) + f" Each column spent rho={budget.rho_per_column:.3g} of zCDP "
-            f"budget (noise standard deviation {budget.sigma:.3g} per count). Declare these "
+            " ".join(parts) + f" Spent: {_costs(budget)}. Declare these "
             "columns with domain= (describe_domain gives an editable starting point from "
             "public knowledge; 'points' gives a point mass such as 0 its own code), or "
             "give more budget or rows.",
@@ -821,11 +1009,12 @@ def learn_domain(
                 f"columns {todo} have no declared domain: declare them with domain=, "
                 "give a privacy budget to learn them, or set preprocessing='non-private'.")
         n_categorical = sum(column_kind(frame[c]) == "categorical" for c in todo)
-        spender = _Budget(budget, rng, budget.rho / len(todo),
+        weights = len(todo) + (_CATEGORICAL_WEIGHT - 1) * n_categorical
+        spender = _Budget(budget, rng, budget.rho / weights,
                           budget.delta / max(n_categorical, 1))
-        learned, no_signal, one_cell = _learn_privately(
+        learned, no_signal, one_cell, long_tail = _learn_privately(
             frame, todo, spender, n_bins, max_categories, table,
             lenient=preprocessing == "private-lenient")
         specs.update(learned)
-        _warn_weak_signal(no_signal, one_cell, spender)
+        _warn_weak_signal(no_signal, one_cell, spender, long_tail)
     return Domain([specs[name] for name in frame.columns])

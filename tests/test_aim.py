@@ -10,7 +10,7 @@ from sklearn_dpsynth.datasets import make_bayesnet
 from sklearn_dpsynth.marginal import IndependentSynthesizer
 from sklearn_dpsynth.marginal.aim._budget import BudgetSchedule
 from sklearn_dpsynth.marginal.aim._model import MeasurementBank
-from sklearn_dpsynth.marginal.aim._workload import candidate_weights, default_workload
+from sklearn_dpsynth.marginal.workload import candidate_weights, default_workload
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
 from sklearn_dpsynth.privacy import exponential_rho, gaussian_rho
 

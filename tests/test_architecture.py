@@ -2,14 +2,17 @@
 
 A module may import from its own layer or from lower ones, never from a
 higher one; a few pairs are forbidden outright (the engine ``pgm`` knows
-nothing of privacy or of domains).  Imports inside functions count too: a
-lazy import is still a dependency.  Docs: ``docs/contributing.rst``.
+nothing of privacy or of domains).  A subpackage's private modules and
+names (a leading underscore) are its own: no module outside it may import
+them.  Imports inside functions count too: a lazy import is still a
+dependency.  Docs: ``docs/contributing.rst``.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -51,6 +54,12 @@ OUTSIDE = ("benchmarks", "tests")
 
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 
+#: The package's subpackages: their private modules and names are theirs
+#: alone.  (The private modules directly under ``sklearn_dpsynth/``, such as
+#: ``_validation`` or ``_base``, belong to the whole package and are open to
+#: every unit the layers allow.)
+SUBPACKAGES = frozenset(path.parent.name for path in ROOT.glob("*/__init__.py"))
+
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
@@ -59,13 +68,19 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
-    """``(line, absolute module name)`` of every import in ``source``."""
+def _import_statements(source: str, module: str,
+                       is_package: bool) -> list[tuple[int, str, tuple[str, ...]]]:
+    """``(line, absolute module name, names taken from it)`` of every import.
+
+    ``import a.b`` takes no names; ``from a import x, y`` takes ``x`` and
+    ``y`` from ``a``; ``from . import a, b`` imports the modules (or names)
+    ``a`` and ``b`` of the package, returned as modules taking no names.
+    """
     package = module if is_package else module.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            found += [(node.lineno, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
                 base = node.module or ""
@@ -74,10 +89,15 @@ def _imported_modules(source: str, module: str, is_package: bool) -> list[tuple[
                 parts = parts[:len(parts) - (node.level - 1)]
                 base = ".".join(parts + ([node.module] if node.module else []))
             if node.module is None:  # from . import a, b: each name may be a module
-                found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+                found += [(node.lineno, f"{base}.{alias.name}", ()) for alias in node.names]
             else:
-                found.append((node.lineno, base))
+                found.append((node.lineno, base, tuple(alias.name for alias in node.names)))
     return found
+
+
+def _imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` of every import in ``source``."""
+    return [(line, target) for line, target, _ in _import_statements(source, module, is_package)]
 
 
 def _unit(module: str) -> str | None:
@@ -111,6 +131,34 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     return problems
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Imports of another subpackage's private modules or names, as readable lines.
+
+    A module of subpackage ``A`` (or a module outside every subpackage) may
+    not import a module of subpackage ``B != A`` whose path below ``B`` has a
+    part starting with ``_`` (``marginal.aim._workload``), nor take a name
+    starting with ``_`` from one of ``B``'s modules (``marginal.mst``'s
+    ``_budget_shares``).  ``A``'s own private modules, at any depth, are
+    ``A``'s to use.
+    """
+    own = _unit(module)
+    problems = []
+    for line, target, names in _import_statements(source, module, is_package):
+        unit = _unit(target)
+        if unit is None or unit == own or unit not in SUBPACKAGES:
+            continue
+        private = [part for part in target.split(".")[2:] if _is_private(part)]
+        private += [name for name in names if _is_private(name)]
+        if private:
+            problems.append(f"{module}:{line} imports {target} ({', '.join(private)}): private "
+                            f"to {unit}/; import a public module or name of {unit}/ instead")
+    return problems
+
+
 def _package_modules() -> list[Path]:
     return sorted(path for path in ROOT.rglob("*.py") if "__pycache__" not in path.parts)
 
@@ -121,12 +169,65 @@ def test_every_unit_of_the_package_is_in_a_layer():
     assert not missing, f"add {missing} to LAYERS in tests/test_architecture.py"
 
 
-def test_no_import_runs_up_a_layer():
+def _every_module(check: Callable[..., list[str]]) -> list[str]:
+    """What ``check(source, module, is_package)`` finds in every module of the package."""
     problems = []
     for path in _package_modules():
-        problems += violations(path.read_text(), _module_name(path),
-                               is_package=path.name == "__init__.py")
+        problems += check(path.read_text(), _module_name(path),
+                          is_package=path.name == "__init__.py")
+    return problems
+
+
+def test_no_import_runs_up_a_layer():
+    problems = _every_module(violations)
     assert not problems, "\n".join(problems)
+
+
+def test_no_subpackage_reaches_into_another_ones_private_modules():
+    problems = _every_module(private_imports)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_subpackages_are_found():
+    assert {"marginal", "neural", "public", "evolution", "metrics", "pgm"} <= SUBPACKAGES
+    assert not SUBPACKAGES & {"_base", "_validation", "domain", "__init__"}
+
+
+@pytest.mark.parametrize("module, source, private", [
+    ("sklearn_dpsynth.public.jam", "from ..marginal.aim._select import CandidateScorer",
+     "sklearn_dpsynth.marginal.aim._select (_select)"),
+    ("sklearn_dpsynth.public.mst_public", "from ..marginal.mst import _budget_shares",
+     "sklearn_dpsynth.marginal.mst (_budget_shares)"),
+    ("sklearn_dpsynth.evolution.pe", "from ..public import _base",
+     "sklearn_dpsynth.public (_base)"),
+    ("sklearn_dpsynth.report._build", "import sklearn_dpsynth.metrics._tables as t",
+     "sklearn_dpsynth.metrics._tables (_tables)"),
+    ("sklearn_dpsynth.persistence._types",
+     "def f():\n    from ..marginal._compression import DomainCompression",
+     "sklearn_dpsynth.marginal._compression (_compression)"),
+    ("sklearn_dpsynth.cli", "from .report._build import build_report",
+     "sklearn_dpsynth.report._build (_build)"),
+    ("sklearn_dpsynth.marginal.mst", "from ..metrics import _tables",
+     "sklearn_dpsynth.metrics (_tables)"),
+])
+def test_the_checker_catches_private_imports(module, source, private):
+    found = private_imports(source, module)
+    assert len(found) == 1 and f"imports {private}: private" in found[0], found
+
+
+@pytest.mark.parametrize("module, source, is_package", [
+    ("sklearn_dpsynth.public.pmw", "from ._base import PublicDataSynthesizer", False),
+    ("sklearn_dpsynth.marginal.aim._estimator", "from .._compression import X", False),
+    ("sklearn_dpsynth.marginal", "from .aim._model import refit", True),
+    ("sklearn_dpsynth.neural.text_training", "from .training import _clip, _step", False),
+    ("sklearn_dpsynth.public._workload", "from .._validation import check_rng", False),
+    ("sklearn_dpsynth.public.mst_public",
+     "from ..marginal.selection import private_kruskal\nfrom ..marginal import PGMMixin", False),
+    ("sklearn_dpsynth.public.jam", "from sklearn.utils._param_validation import Interval", False),
+    ("sklearn_dpsynth.report._build", "from ..metrics.tables import __all__", False),
+])
+def test_the_checker_allows_own_private_and_public_imports(module, source, is_package):
+    assert private_imports(source, module, is_package) == []
 
 
 @pytest.mark.parametrize("module, source, message", [

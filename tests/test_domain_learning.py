@@ -1,5 +1,6 @@
 """Private domain learning: refusal without signal, learned ranges, heavy-tailed bins."""
 
+import math
 import warnings
 
 import numpy as np
@@ -85,7 +86,73 @@ def test_neighbours_refused_with_the_same_error():
         str(_outcome(lambda: _learn(frame))[1][1])
     # refused before the sub-cells: blocks and cells of x, categories of c only
     assert [e.target for e in ledger.entries] == [
-        "range of 'x': blocks", "range of 'x': cells", "categories of 'c'"]
+        "range of 'x': blocks", "range of 'x': cells", "categories of 'c'",
+        "present values of 'c'"]
+
+
+def _identifier_table(n, seed=0):
+    """A city column (three values) and a plane-registration-like identifier
+    (no value holds more than a few rows)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"city": rng.choice(["Lyon", "Nice", "Paris"], n),
+                         "plane": [f"N{v:05d}" for v in rng.integers(0, n // 2, n)]})
+
+
+@pytest.mark.parametrize("row", [0, 11])
+def test_neighbours_get_the_same_long_tail_decision(row):
+    """5,000 rows, an identifier column: D and D' one row apart spend the same
+    ledger entries (the noisy number of present values of every categorical
+    column, whatever is kept) and, with the same noise, get the same domain:
+    the identifier as '<other>' alone (plus its missing code), with one
+    DomainInferenceWarning naming it, not a refusal."""
+    frame = _identifier_table(5000)
+    neighbour = frame.drop(index=row).reset_index(drop=True)
+    out = []
+    for table in (frame, neighbour):
+        with pytest.warns(DomainInferenceWarning, match=r"\['plane'\].*identifier-like"):
+            out.append(_learn(table, share=0.3))
+    (domain_a, ledger_a), (domain_b, ledger_b) = out
+    assert _entries(ledger_a) == _entries(ledger_b)
+    assert [e.target for e in ledger_a.entries] == [
+        "categories of 'city'", "present values of 'city'",
+        "categories of 'plane'", "present values of 'plane'"]
+    assert domain_a.to_dict() == domain_b.to_dict()
+    plane = domain_a["plane"]
+    assert plane.categories == [] and plane.other and plane.missing  # <other>, missing code
+    assert domain_a["city"].categories == ["Lyon", "Nice", "Paris"]
+
+
+def test_the_long_tail_decision_reads_only_the_noisy_present_count(monkeypatch):
+    """No value kept: the column is '<other>' alone exactly when the released
+    present count reaches _LONG_TAIL_RATIO times the selection threshold plus
+    two noise standard deviations, else the fit is refused
+    (the few-hundred-row case); the exact count plays no part."""
+    frame = _identifier_table(300)[["plane"]]
+    budget = {}
+
+    def fixed_count(self, n_present, target):
+        histogram = self.categorical()
+        budget["surely kept"] = histogram.threshold + 2 * histogram.sigma
+        return released[0]
+    monkeypatch.setattr(_domain_learning._Budget, "noisy_present_count", fixed_count)
+    released = [1e9]
+    with pytest.warns(DomainInferenceWarning, match="identifier-like"):
+        domain, _ = _learn(frame)
+    assert domain["plane"].categories == []
+    needed = _domain_learning._LONG_TAIL_RATIO * budget["surely kept"]
+    released[0] = math.ceil(needed) - 1
+    with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
+        _learn(frame)
+    released[0] = math.ceil(needed)
+    with pytest.warns(DomainInferenceWarning, match="identifier-like"):
+        _learn(frame)
+
+
+def test_a_small_table_with_an_identifier_is_refused():
+    """200 rows, two columns: the identifier keeps nothing and its noisy present
+    count is below the long-tail ratio: refused, naming the column."""
+    with pytest.raises(DomainInferenceError, match=r"\['plane'\]"):
+        _learn(_identifier_table(200), share=0.3)
 
 
 def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
@@ -113,21 +180,25 @@ def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
 
 
 # -------------------------------------------------------------- fidelity
-def test_lognormal_bounds_hold_the_1st_to_99th_percentiles():
-    """5,000 lognormal values, 30 noise draws: the learned bounds hold the 1st to
-    99th percentiles in at least 90% of the draws, and 95% of the rows in every
-    one; they stay within a decade of the data and get log-spaced bins."""
-    held = 0
+def test_lognormal_bounds_hold_the_2nd_to_98th_percentiles_and_stay_near_the_data():
+    """5,000 lognormal values, 30 noise draws: the learned bounds hold the 2nd to
+    98th percentiles in at least 90% of the draws, and 93% of the rows in every
+    one; they stay within a decade of the data, the upper one within the
+    largest value plus 5% of the range in at least 80% of the draws (a thin top
+    percent below the noise is clipped rather than the range widened to the
+    next decade), and get log-spaced bins."""
+    held = near = 0
     for seed in range(30):
         values = np.random.default_rng(seed).lognormal(8, 1.5, 5000)
         domain, _ = _learn(pd.DataFrame({"x": values}), seed=seed)
         low, high = domain["x"].edges[[0, -1]]
-        held += low <= np.quantile(values, 0.01) and high >= np.quantile(values, 0.99)
-        assert np.mean((values >= low) & (values <= high)) >= 0.95, seed
+        held += low <= np.quantile(values, 0.02) and high >= np.quantile(values, 0.98)
+        near += high <= values.max() + 0.05 * (values.max() - values.min())
+        assert np.mean((values >= low) & (values <= high)) >= 0.93, seed
         assert low >= 10 and high <= 1e6, seed
         steps = np.diff(np.log(domain["x"].edges))
         assert np.allclose(steps, steps[0]) and steps.size >= 32
-    assert held >= 27
+    assert held >= 27 and near >= 24
 
 
 def test_concentrated_integer_columns_get_their_own_range():
@@ -145,6 +216,25 @@ def test_concentrated_integer_columns_get_their_own_range():
         spec = synth.domain_[column]
         assert out[column].dtype == frame[column].dtype
         assert values.min() >= spec.edges[0] and values.max() <= spec.edges[-1]
+
+
+def test_a_constant_year_and_a_lattice_of_directions_stay_inside_the_data():
+    """10,000 rows: a year column that is always 2013 is learned as that one
+    integer (one bin: no 2014 can be sampled), and wind directions on a
+    lattice of tens in [0, 360] get an upper bound within 5% of the range of
+    360 in at least 7 of 10 draws (not the grid cell's edge 400: the parts
+    of the cell [300, 400) with signal hold all of its noisy count)."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"year": pd.array(np.full(10_000, 2013), dtype="Int64"),
+                          "wind_dir": 10.0 * rng.integers(0, 37, 10_000)})
+    near = 0
+    for seed in range(10):
+        domain, _ = _learn(frame, seed=seed)
+        np.testing.assert_array_equal(domain["year"].edges, [2012.5, 2013.5])
+        low, high = domain["wind_dir"].edges[[0, -1]]
+        assert low <= 0.0 and high >= 340.0, seed
+        near += high <= 378.0
+    assert near >= 7
 
 
 def test_a_table_with_nothing_learnable_is_refused_before_the_main_measurements():

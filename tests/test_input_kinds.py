@@ -361,3 +361,19 @@ def test_numpy_string_neighbours_share_dtype_sizes_and_ledger():
         views.append((model.sample(20, random_state=0).dtype, model.domain_.sizes,
                       list(summary["target"])))
     assert views[0] == views[1] and views[0][0] == np.dtype(object)
+
+
+def test_whole_numbers_written_with_a_decimal_point_read_as_integers(tmp_path):
+    """pandas writes an integer column with missing values as ``12.0``: a
+    declared integer column (and the kind histogram) reads those as whole
+    numbers, while ``12.5`` is still refused."""
+    assert kind_counts(pd.Series(["12.0", "-3.", "7", "1.50", None], dtype=object))[:2].tolist() \
+        == [3, 1]
+    frame = pd.DataFrame({"n": ["12.0", "-3.", "7", None] * 50}, dtype=object)
+    declared = {"n": {"kind": "integer", "bounds": [-10, 20], "missing": True}}
+    model = IndependentSynthesizer(domain=declared, random_state=0).fit(frame, epsilon=5.0)
+    values = model.sample(100, random_state=0)["n"].dropna()
+    assert set(values.astype(int)) <= {-3, 7, 12} | set(range(-10, 21))
+    bad = pd.DataFrame({"n": ["12.5", "7"] * 50}, dtype=object)
+    with pytest.raises(ValueError, match=r"'n' is declared 'integer'.*1 row|'n' is declared 'integer'"):
+        IndependentSynthesizer(domain=declared, random_state=0).fit(bad, epsilon=5.0)

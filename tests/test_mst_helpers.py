@@ -6,11 +6,12 @@ from scipy.optimize import minimize
 
 from sklearn_dpsynth._marginals import contingency_counts, project_to_simplex
 from sklearn_dpsynth.backends import NumpyTable
-from sklearn_dpsynth.marginal._compression import DomainCompression, weighted_simplex_projection
-from sklearn_dpsynth.marginal._measure import measure_marginals, weighted_sigmas
-from sklearn_dpsynth.marginal._selection import (Components, all_pairs, l1_pair_scores,
-                                                 maximum_spanning_tree, mutual_information,
-                                                 private_kruskal)
+from sklearn_dpsynth.marginal.budget import budget_shares
+from sklearn_dpsynth.marginal.compression import DomainCompression, weighted_simplex_projection
+from sklearn_dpsynth.marginal.measure import measure_marginals, weighted_sigmas
+from sklearn_dpsynth.marginal.selection import (Components, all_pairs, l1_pair_scores,
+                                                maximum_spanning_tree, mutual_information,
+                                                private_kruskal)
 from sklearn_dpsynth.privacy import PrivacyLedger
 
 
@@ -186,3 +187,16 @@ def test_maximum_spanning_tree_and_mutual_information():
     assert mi[pairs.index((0, 2))] < 1e-2 < mi[pairs.index((2, 3))] < mi[pairs.index((0, 1))]
     edges = maximum_spanning_tree(pairs, mi, Components(4))
     assert edges[:2] == [(0, 1), (2, 3)] and len(edges) == 3
+
+
+@pytest.mark.parametrize("private_selection, measure_cliques, expected", [
+    (True, True, (1 / 3, 1 / 3, 1 / 3)),
+    (False, True, (0.5, 0.0, 0.5)),
+    (True, False, (0.5, 0.5, 0.0)),
+    (False, False, (1.0, 0.0, 0.0)),
+])
+def test_budget_shares_split_equally_among_the_phases_that_run(private_selection,
+                                                               measure_cliques, expected):
+    shares = budget_shares(private_selection, measure_cliques)
+    assert shares == pytest.approx(expected, abs=1e-15)
+    assert sum(shares) == pytest.approx(1.0, abs=1e-15)

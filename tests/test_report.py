@@ -19,7 +19,7 @@ from sklearn_dpsynth.metrics import (  # noqa: E402
     ml_efficacy,
     workload_error,
 )
-from sklearn_dpsynth.metrics._threads import thread_limit  # noqa: E402
+from sklearn_dpsynth.metrics.threads import thread_limit  # noqa: E402
 from sklearn_dpsynth.report import build_report, write_report  # noqa: E402
 
 DOMAIN = {"a": ["x", "y", "z"], "b": (0, 10), "<c&>": ["u", "v"]}

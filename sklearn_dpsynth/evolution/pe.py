@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
-from ..public._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords
-from ..public._workload import workload_positions
+from ..public.base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
 

@@ -37,7 +37,7 @@ class IndependentSynthesizer(BaseSynthesizer):
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
         with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.1
+    preprocessing_budget : float in (0, 1), default=0.3
         Share of the zCDP budget (and of ``delta``) spent learning
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
@@ -106,7 +106,7 @@ class IndependentSynthesizer(BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99,
+                 preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", pseudocount=0.5,
                  random_state=None):
         self.domain = domain

@@ -16,11 +16,12 @@ from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
-from ._compression import DomainCompression
-from ._measure import measure_marginals, weighted_sigmas
-from ._pgm_mixin import _PGMMixin
-from ._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
-                         mutual_information, private_kruskal)
+from .budget import budget_shares
+from .compression import DomainCompression
+from .measure import measure_marginals, weighted_sigmas
+from .pgm_mixin import PGMMixin
+from .selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
+                        mutual_information, private_kruskal)
 
 __all__ = ["MSTSynthesizer"]
 
@@ -36,7 +37,7 @@ _WARM_START_FLOOR = 0.01
 _DENSE_QUERY_MAX = 512
 
 
-class MSTSynthesizer(_PGMMixin, PublicDataSynthesizer):
+class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     """MST: a graphical model fitted to noisy marginals on a spanning tree.
 
     The method of McKenna, Miklau & Sheldon ("Winning the NIST contest: a
@@ -80,7 +81,7 @@ class MSTSynthesizer(_PGMMixin, PublicDataSynthesizer):
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
         with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.1
+    preprocessing_budget : float in (0, 1), default=0.3
         Share of the zCDP budget (and of ``delta``) spent learning
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
@@ -255,7 +256,7 @@ class MSTSynthesizer(_PGMMixin, PublicDataSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99,
+                 preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
                  max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=0,
@@ -285,7 +286,7 @@ class MSTSynthesizer(_PGMMixin, PublicDataSynthesizer):
                      rng: np.random.Generator, public: EncodedTable | None) -> None:
         plan = self._plan(public)
         rho = ledger.rho_remaining()
-        shares = _budget_shares(plan.private_selection, plan.measure_cliques)
+        shares = budget_shares(plan.private_selection, plan.measure_cliques)
         self.attributes_ = list(self.domain_.model_domain().attributes)
         log = Progress(self.verbose, "MST", stage_note=lambda: _spent_so_far(ledger))
         log.stage(f"measuring {table.n_columns} 1-way marginals")
@@ -484,10 +485,3 @@ def _diagonal(values: np.ndarray) -> np.ndarray | sp.csr_matrix:
     if values.size <= _DENSE_QUERY_MAX:
         return np.diag(values)
     return sp.diags(values, format="csr")
-
-
-def _budget_shares(private_selection: bool, measure_cliques: bool) -> tuple[float, float, float]:
-    """Shares of the budget of 1-way measurement, selection and clique measurement."""
-    parts = np.array([1.0, float(private_selection), float(measure_cliques)])
-    shares = parts / parts.sum()
-    return float(shares[0]), float(shares[1]), float(shares[2])

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
-from ._tables import check_choice, encode_tables, prepare_tables, reduce_values
+from .tables import check_choice, encode_tables, prepare_tables, reduce_values
 
 __all__ = ["conjunction_error", "random_conjunctions", "conjunction_answers"]
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._marginals import contingency_counts
-from ._tables import (
+from .tables import (
     CATEGORICAL,
     NUMERIC,
     column_kinds,

@@ -10,8 +10,8 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils import check_random_state
 
-from ._tables import Features, check_choice, mixed_features, prepare_tables
-from ._threads import check_n_jobs, thread_limit
+from .tables import Features, check_choice, mixed_features, prepare_tables
+from .threads import check_n_jobs, thread_limit
 
 __all__ = ["detection_score"]
 

@@ -18,8 +18,8 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ..domain import ColumnSpec
-from ._threads import check_n_jobs, thread_limit
-from ._tables import (
+from .threads import check_n_jobs, thread_limit
+from .tables import (
     CATEGORICAL,
     Features,
     check_choice,

@@ -11,10 +11,10 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from .._progress import Progress
-from ._tables import CATEGORICAL, NUMERIC, column_kinds, prepare_tables
+from .tables import CATEGORICAL, NUMERIC, column_kinds, prepare_tables
 from .conjunctions import conjunction_error
 from .correlation import correlation_accuracy
-from ._threads import check_n_jobs
+from .threads import check_n_jobs
 from .detection import detection_score
 from .efficacy import ml_efficacy
 from .fidelity import chi_square_score, ks_score

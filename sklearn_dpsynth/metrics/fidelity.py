@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from .._marginals import contingency_counts
-from ._tables import (
+from .tables import (
     CATEGORICAL,
     NUMERIC,
     check_choice,

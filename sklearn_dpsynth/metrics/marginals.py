@@ -26,7 +26,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from .._marginals import contingency_counts
-from ._tables import (
+from .tables import (
     Encoded,
     bins_tuple,
     check_choice,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .._marginals import contingency_counts
-from ._tables import encode_tables, prepare_tables
+from .tables import encode_tables, prepare_tables
 
 __all__ = ["plot_marginals", "plot_metric_vs_epsilon"]
 

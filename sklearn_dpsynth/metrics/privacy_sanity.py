@@ -15,7 +15,7 @@ from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
-from ._tables import Features, mixed_features, prepare_tables
+from .tables import Features, mixed_features, prepare_tables
 
 __all__ = ["distance_to_closest_record", "exact_match_rate"]
 

@@ -47,13 +47,13 @@ def _core_value_types() -> list[ValueType]:
     from ..domain import ColumnSpec, Domain
     from ..evolution.generators import (PublicBootstrapGenerator, SynthesizerGenerator,
                                         UniformGenerator)
-    from ..marginal._compression import DomainCompression
+    from ..marginal.compression import DomainCompression
     from ..pgm.domain import ModelDomain
     from ..pgm.inference import MessagePlan
     from ..pgm.junction_tree import JunctionTree
     from ..pgm.model import GraphicalModel
     from ..privacy import LedgerEntry, PrivacyLedger
-    from ..public._base import WeightedRecords
+    from ..public.base import WeightedRecords
 
     return [
         ValueType(InputForm, ("columns", "dtypes", "is_frame")),

@@ -11,7 +11,7 @@
 Every estimator takes the public table in ``fit(..., public_data=...)``.
 """
 
-from ._base import PublicDataSynthesizer, WeightedRecords
+from .base import PublicDataSynthesizer, WeightedRecords
 from ._reweight import reweight_records
 from ._workload import NoisyWorkload, measure_workload
 from .jam import JAMSynthesizer

@@ -9,7 +9,7 @@ the paper's "DP workload" baseline: noisy answers, no synthetic data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -17,78 +17,14 @@ from .._marginals import project_to_simplex
 from ..backends import encode_table
 from .._validation import check_rng
 from ..domain import Domain
-from ..marginal.aim._workload import default_workload, parse_workload
-from ..marginal._measure import measure_marginals, weighted_sigmas
+from ..marginal.measure import measure_marginals, weighted_sigmas
+from ..marginal.workload import workload_positions
 from ..preprocessing import check_table
 from ..privacy import PrivacyLedger, check_budget
 
-__all__ = ["NoisyWorkload", "measure_workload", "measure_workload_table", "workload_positions",
-           "column_positions", "noisy_total"]
+__all__ = ["NoisyWorkload", "measure_workload", "measure_workload_table", "noisy_total"]
 
 Marginal = tuple[int, ...]
-
-#: Largest 2-way marginal of the default workload.
-DEFAULT_MAX_CELLS = 10_000
-
-
-def column_positions(columns: Sequence[Hashable], all_columns: Sequence[Hashable],
-                     parameter: str) -> tuple[int, ...]:
-    """Positions of distinct known columns; ValueError naming ``parameter``.
-
-    Parameters
-    ----------
-    columns : sequence of hashable
-        Column names.
-    all_columns : sequence of hashable
-        The table's columns, in order.
-    parameter : str
-        Named in error messages.
-
-    Returns
-    -------
-    tuple of int
-    """
-    index = {c: j for j, c in enumerate(all_columns)}
-    unknown = [c for c in columns if c not in index]
-    if unknown:
-        raise ValueError(f"{parameter}: unknown column(s) {unknown}; the columns are "
-                         f"{list(all_columns)}.")
-    positions = tuple(index[c] for c in columns)
-    if not positions or len(set(positions)) != len(positions):
-        raise ValueError(f"{parameter}: a marginal needs distinct columns, got "
-                         f"{tuple(columns)!r}.")
-    return positions
-
-
-def workload_positions(workload: Any, columns: Sequence[Hashable], sizes: Sequence[int],
-                       parameter: str = "workload") -> list[tuple[Marginal, float]]:
-    """A workload parameter as sorted column positions and weights.
-
-    Parameters
-    ----------
-    workload : list or None
-        Entries ``(columns, weight)`` or bare tuples of column names (weight
-        1); ``None`` is every 2-way marginal of at most 10,000 cells.
-    columns : sequence of hashable
-        The table's columns.
-    sizes : sequence of int
-        Number of codes of every column.
-    parameter : str, default="workload"
-        Named in error messages.
-
-    Returns
-    -------
-    list of (tuple of int, float)
-    """
-    if workload is None:
-        return default_workload(sizes, DEFAULT_MAX_CELLS)
-    try:
-        return parse_workload(workload, lambda c, p: column_positions(c, columns, p))
-    except ValueError as error:
-        message = str(error)
-        if not message.startswith(parameter):
-            message = f"{parameter}: {message}"
-        raise ValueError(message) from None
 
 
 def measure_workload_table(

@@ -8,16 +8,15 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..marginal.aim._select import CandidateScorer
-from ..marginal.aim._workload import candidate_weights, n_cells
-from ..marginal._compression import DomainCompression
-from ..marginal._measure import describe
 from .._validation import DEPRECATED_NAME
-from ..marginal._pgm_mixin import _PGMMixin
+from ..marginal import PGMMixin
+from ..marginal.candidates import CandidateScorer
+from ..marginal.compression import DomainCompression
+from ..marginal.measure import describe
+from ..marginal.workload import candidate_weights, n_cells, workload_positions
 from ..pgm import GraphicalModel, Measurement, estimate
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
-from ._base import PublicDataSynthesizer
-from ._workload import workload_positions
+from .base import PublicDataSynthesizer
 from .pmw import _progress
 
 __all__ = ["JAMSynthesizer"]
@@ -29,7 +28,7 @@ MEASURE_SHARE = 0.9
 ROUNDS_PER_COLUMN = 1
 
 
-class JAMSynthesizer(_PGMMixin, PublicDataSynthesizer):
+class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
     """JAM: choose each round a marginal *and* whether to measure it or take it from public data.
 
     After Fuentes, Mullins, McKenna, Miklau & Sheldon ("Joint selection:

@@ -10,11 +10,11 @@ from sklearn.utils._param_validation import Interval
 
 from .._marginals import project_to_simplex
 from ..backends import NumpyTable
-from ..marginal.mst import _budget_shares
-from ..marginal._selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
-                                   mutual_information, private_kruskal)
+from ..marginal.budget import budget_shares
+from ..marginal.selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
+                                  mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
-from ._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
+from .base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
 from ._reweight import reweight_records
 from ._workload import measure_workload_table, noisy_total
 from .pmw import _progress
@@ -34,7 +34,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     1. the ``d`` 1-way marginals are measured with the Gaussian mechanism
        (``rho / 3``);
     2. a spanning tree is selected with MST's private Kruskal
-       (``sklearn_dpsynth.marginal._selection.private_kruskal``,
+       (``sklearn_dpsynth.marginal.selection.private_kruskal``,
        ``rho / 3``): the quality of a pair is the L1 distance between its
        true 2-way counts and the independent model of step 1; with
        ``public_selection=True`` the tree is instead the mutual-information
@@ -161,7 +161,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         n_columns = len(table.sizes)
         private_selection = n_columns > 2 and not self.public_selection
         rho = ledger.rho_remaining()
-        shares = _budget_shares(private_selection, measure_cliques=n_columns > 1)
+        shares = budget_shares(private_selection, measure_cliques=n_columns > 1)
         ones = [((j,), 1.0) for j in range(n_columns)]
         _progress(self.verbose, "MST+public: measuring the 1-way marginals")
         one_way, one_sigmas = measure_workload_table(table, ones, shares[0] * rho, ledger, rng)

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._progress import Progress
 from ..privacy import PrivacyLedger
-from ._base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
+from .base import PublicDataSynthesizer, RecordsModelMixin, WeightedRecords, uniform_rows
 from ._reweight import reweight_records
 from ._workload import measure_workload_table, noisy_total, workload_positions
 

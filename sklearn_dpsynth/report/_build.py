@@ -20,8 +20,8 @@ from ..metrics import (
     ml_efficacy,
     workload_error,
 )
-from ..metrics._tables import NUMERIC, column_kinds, prepare_tables
-from ..metrics._threads import check_n_jobs
+from ..metrics.tables import NUMERIC, column_kinds, prepare_tables
+from ..metrics.threads import check_n_jobs
 from ..public_domain import typed_text
 from ._figures import OTHER, association_figure, column_figure
 

@@ -2,10 +2,11 @@
 
 The method of McKenna, Mullins, Sheldon & Miklau (2022).  One module per
 concern: ``_estimator`` (the estimator and its select-measure-estimate
-loop), ``_budget`` (the annealed budget schedule), ``_select`` (candidate
-scores and the size cap), ``_workload`` (workloads and candidate weights),
-``_model`` (measurements, structural zeros and warm-started Private-PGM
-estimation).
+loop), ``_budget`` (the annealed budget schedule), ``_model`` (measurements,
+structural zeros and warm-started Private-PGM estimation).  The candidate
+scores and the size cap (``marginal.candidates``) and the workloads and
+candidate weights (``marginal.workload``) are shared with JAM and live one
+level up.
 """
 
 from ._estimator import AIMSynthesizer

@@ -20,11 +20,11 @@ from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
                      parse_structural_zeros, refit, refit_from_independent)
-from ._select import CandidateScorer
-from ._workload import candidate_weights, default_workload, parse_workload
-from .._compression import DomainCompression
-from .._measure import describe
-from .._pgm_mixin import _PGMMixin
+from ..candidates import CandidateScorer
+from ..compression import DomainCompression
+from ..measure import describe
+from ..pgm_mixin import PGMMixin
+from ..workload import candidate_weights, default_workload, parse_workload
 
 __all__ = ["AIMSynthesizer"]
 
@@ -32,7 +32,7 @@ __all__ = ["AIMSynthesizer"]
 ROUNDS_PER_COLUMN = 16
 
 
-class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
+class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     """AIM: workload-aware, adaptive selection and measurement of marginals.
 
     The mechanism of McKenna, Mullins, Sheldon & Miklau ("AIM: an adaptive
@@ -78,7 +78,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
         How undeclared columns' bounds and categories are learned: with a
         ``preprocessing_budget`` share of the budget, or read from the data
         with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.1
+    preprocessing_budget : float in (0, 1), default=0.3
         Share of the zCDP budget (and of ``delta``) spent learning
         undeclared columns; nothing is spent when all are declared.
     max_categories : int, default=99
@@ -291,7 +291,7 @@ class AIMSynthesizer(_PGMMixin, BaseSynthesizer):
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
-                 preprocessing_budget=0.1, max_categories=99,
+                 preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iter=100, final_max_iter=1000,
                  tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None, initial_cliques=None,

@@ -1,4 +1,4 @@
-"""AIM's candidate selection: size filter and workload-aware scores.
+"""AIM's candidate selection (AIM and JAM): size filter and workload-aware scores.
 
 :class:`CandidateScorer` holds the candidates, their weights and a lazy
 cache of the private table's marginals (each counted once, the first time
@@ -13,9 +13,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...backends import EncodedTable
-from ...pgm import GraphicalModel, JunctionTree, model_size_mb
-from ._workload import n_cells
+from ..backends import EncodedTable
+from ..pgm import GraphicalModel, JunctionTree, model_size_mb
+from .workload import n_cells
 
 __all__ = ["CandidateScorer"]
 

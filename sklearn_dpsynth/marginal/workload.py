@@ -1,4 +1,4 @@
-"""AIM's workload and candidates: which marginals matter and how much.
+"""Workloads and AIM's candidates: which marginals matter and how much.
 
 Marginals are tuples of column positions in increasing order (the domain's
 order, which is also the order of the graphical model's attributes).
@@ -8,6 +8,9 @@ order, which is also the order of the graphical model's attributes).
   cells (the 1-way marginals when there is no such pair).
 * :func:`candidate_weights` -- the workload's downward closure, each
   candidate ``C`` weighted by ``sum_W w_W |C & W|`` (AIM, section 4).
+* :func:`workload_positions` -- a ``workload`` parameter given by column
+  names (or None) as positions and weights, for the methods that take the
+  columns from a table (PMW-pub, JAM, Private Evolution).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import math
 from numbers import Real
 from typing import Any, Callable, Hashable, Sequence
 
-__all__ = ["parse_workload", "default_workload", "candidate_weights", "n_cells"]
+__all__ = ["parse_workload", "default_workload", "candidate_weights", "n_cells",
+           "workload_positions", "column_positions"]
 
 Marginal = tuple[int, ...]
 
@@ -123,3 +127,67 @@ def candidate_weights(workload: Sequence[tuple[Marginal, float]]) -> dict[Margin
             closure.update(itertools.combinations(marginal, k))
     ordered = sorted(closure, key=lambda c: (len(c), c))
     return {c: sum(w * len(set(c) & set(m)) for m, w in workload) for c in ordered}
+
+
+#: Largest 2-way marginal of the default workload.
+DEFAULT_MAX_CELLS = 10_000
+
+
+def column_positions(columns: Sequence[Hashable], all_columns: Sequence[Hashable],
+                     parameter: str) -> tuple[int, ...]:
+    """Positions of distinct known columns; ValueError naming ``parameter``.
+
+    Parameters
+    ----------
+    columns : sequence of hashable
+        Column names.
+    all_columns : sequence of hashable
+        The table's columns, in order.
+    parameter : str
+        Named in error messages.
+
+    Returns
+    -------
+    tuple of int
+    """
+    index = {c: j for j, c in enumerate(all_columns)}
+    unknown = [c for c in columns if c not in index]
+    if unknown:
+        raise ValueError(f"{parameter}: unknown column(s) {unknown}; the columns are "
+                         f"{list(all_columns)}.")
+    positions = tuple(index[c] for c in columns)
+    if not positions or len(set(positions)) != len(positions):
+        raise ValueError(f"{parameter}: a marginal needs distinct columns, got "
+                         f"{tuple(columns)!r}.")
+    return positions
+
+
+def workload_positions(workload: Any, columns: Sequence[Hashable], sizes: Sequence[int],
+                       parameter: str = "workload") -> list[tuple[Marginal, float]]:
+    """A workload parameter as sorted column positions and weights.
+
+    Parameters
+    ----------
+    workload : list or None
+        Entries ``(columns, weight)`` or bare tuples of column names (weight
+        1); ``None`` is every 2-way marginal of at most 10,000 cells.
+    columns : sequence of hashable
+        The table's columns.
+    sizes : sequence of int
+        Number of codes of every column.
+    parameter : str, default="workload"
+        Named in error messages.
+
+    Returns
+    -------
+    list of (tuple of int, float)
+    """
+    if workload is None:
+        return default_workload(sizes, DEFAULT_MAX_CELLS)
+    try:
+        return parse_workload(workload, lambda c, p: column_positions(c, columns, p))
+    except ValueError as error:
+        message = str(error)
+        if not message.startswith(parameter):
+            message = f"{parameter}: {message}"
+        raise ValueError(message) from None

@@ -1,10 +1,10 @@
-"""What the graphical-model synthesizers (MST, AIM) share once fitted.
+"""What the graphical-model synthesizers (MST, AIM, JAM) share once fitted.
 
-:class:`_PGMMixin` answers marginals, samples and scores rows from a fitted
+:class:`PGMMixin` answers marginals, samples and scores rows from a fitted
 :class:`~sklearn_dpsynth.pgm.GraphicalModel` stored as ``model_``, whose
 attribute ``attributes_[j]`` stands for column ``j`` of ``domain_``, and
 ``compression_``, the
-:class:`~sklearn_dpsynth.marginal._compression.DomainCompression` from the
+:class:`~sklearn_dpsynth.marginal.compression.DomainCompression` from the
 domain's codes to the model's (``DomainCompression.identity`` when the model
 works on the domain's codes).  Everything here uses the fitted model only: no
 budget is spent.
@@ -27,14 +27,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..pgm import GraphicalModel, ZeroProbabilityEvidence
 
-__all__ = ["_PGMMixin"]
+__all__ = ["PGMMixin"]
 
 
-class _PGMMixin:
+class PGMMixin:
     """Marginals, sampling and scoring from a fitted graphical model.
 
     Expects ``model_``, ``attributes_``, ``domain_``, ``compression_`` and
-    optionally ``sampling`` (``"lowvar"`` when absent).
+    ``sampling`` (MST's parameter; a class attribute of AIM and JAM).
     """
 
     # ----------------------------------------------------- column positions
