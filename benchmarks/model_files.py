@@ -101,8 +101,8 @@ def main() -> None:
 
     def fit_aim():
         frame, domain = _adult()
-        return AIMSynthesizer(domain=domain, random_state=0, max_iters=50,
-                              final_max_iters=100).fit(frame, epsilon=10.0)
+        return AIMSynthesizer(domain=domain, random_state=0, max_iter=50,
+                              final_max_iter=100).fit(frame, epsilon=10.0)
 
     def fit_tbart():
         from sklearn_dpsynth.neural import DPTBARTSynthesizer

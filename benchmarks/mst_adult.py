@@ -59,7 +59,7 @@ def workloads(n_columns: int, n_triples: int = 100, seed: int = 0) -> tuple[list
 def run_seed(seed, train, test, domain, args, pairs, triples) -> dict:
     """Fit, sample and evaluate once."""
     early = None if args.early_stopping == "none" else float(args.early_stopping)
-    synth = MSTSynthesizer(domain=domain, random_state=seed, max_iters=args.max_iters,
+    synth = MSTSynthesizer(domain=domain, random_state=seed, max_iter=args.max_iter,
                            tol=args.tol, early_stopping=early, sampling=args.sampling)
     start = time.perf_counter()
     synth.fit(train, epsilon=args.epsilon, delta=args.delta)
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-9)
-    parser.add_argument("--max-iters", type=int, default=1000)
+    parser.add_argument("--max-iter", type=int, default=1000)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--early-stopping", default="0.7",
                         help="discrepancy factor of the estimation, or 'none'")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from abc import ABCMeta, abstractmethod
 from typing import Any, Hashable, Mapping
 
@@ -20,7 +21,7 @@ from .backends import (EncodedTable, encode_public_table, encode_table, is_duckd
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import DEFAULT_DELTA, PrivacyLedger, check_budget
 
-__all__ = ["BaseSynthesizer", "DEFAULT_DELTA"]
+__all__ = ["BaseSynthesizer", "PublicDataSynthesizer", "DEFAULT_DELTA"]
 
 
 class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
@@ -37,7 +38,9 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
       ``ledger.rho_remaining()`` (or fit within ``ledger.fits``) and learn
       the model; ``public`` is the encoded ``public_data`` (a
       :class:`~sklearn_dpsynth.backends.NumpyTable`) or None, and is
-      never given to a class whose ``_accepts_public_data`` is False;
+      given only to a :class:`~sklearn_dpsynth.public.PublicDataSynthesizer`
+      (the one declaration that a method takes ``public_data``; ``fit``
+      refuses it for the others);
     * ``_sample_encoded(n_samples, rng, conditions)`` -- return
       ``(n_samples, n_features)`` codes; ``conditions`` maps column
       positions to fixed codes (or is None);
@@ -52,6 +55,18 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     ``preprocessing_budget`` share of the budget, or read non-privately with
     a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`), encodes and
     decodes rows, and guards sample/score with ``check_is_fitted``.
+
+    Fitting inside a budget: ``_fit_in_budget(X, ledger, public_data=None)``
+    is ``fit`` spending only what remains of ``ledger`` (a
+    :class:`~sklearn_dpsynth.PrivacyLedger` that earlier steps may have
+    spent from, kept as ``privacy_ledger_``).  It is the contract pipelines
+    use (:class:`~sklearn_dpsynth.pipeline.SynthesizerPipeline` fits its
+    private steps with their own ``_fit_in_budget`` on shares of that
+    ledger, then the synthesizer); a subclass does not override it.
+
+    Fitted state read outside the class: ``feature_dtypes_in_`` (the input
+    columns' dtypes, which ``sample`` restores); the private attributes a
+    model file keeps are declared in ``_persisted_state_``.
 
     Common parameters (every subclass lists them in its ``__init__``):
     ``domain``, ``n_bins``, ``preprocessing``, ``preprocessing_budget``,
@@ -73,8 +88,10 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
     #: Most cells (rows x columns) one :meth:`sample` call generates at once.
     max_sample_cells: int = 2**28
 
-    #: Whether ``fit`` accepts ``public_data`` (passed to ``_fit_encoded``).
-    _accepts_public_data = False
+    #: Renamed hyperparameters, ``{old: new}``: the old name stays a parameter
+    #: (default ``"deprecated"``) for one release; set, it wins and ``fit``
+    #: warns with a FutureWarning.  Read such a parameter with :meth:`_param`.
+    _renamed_params_: dict = {}
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, epsilon: float, delta: float = DEFAULT_DELTA,
@@ -110,11 +127,24 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self
         """
         epsilon, delta = check_budget(epsilon, delta)
-        return self._fit_in_ledger(X, PrivacyLedger(epsilon, delta), public_data)
+        return self._fit_in_budget(X, PrivacyLedger(epsilon, delta), public_data)
 
-    def _fit_in_ledger(self, X: Any, ledger: PrivacyLedger, public_data: Any = None):
-        """Fit spending only what remains of ``ledger`` (also used by pipelines)."""
+    def _fit_in_budget(self, X: Any, ledger: PrivacyLedger, public_data: Any = None):
+        """Fit spending only what remains of ``ledger`` (the contract pipelines use).
+
+        Parameters
+        ----------
+        X, public_data
+            As in :meth:`fit`.
+        ledger : PrivacyLedger
+            The budget to spend from; it becomes ``privacy_ledger_``.
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
+        self._warn_renamed_params()
         delta = ledger.delta
         self._check_public_allowed(public_data)
         if is_duckdb_input(X) or is_spark_input(X):  # counted in the engine
@@ -142,6 +172,32 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._sampling_rng = self._new_sampling_rng(rng)
         _set_feature_info(self, form)
         return self
+
+    def _warn_renamed_params(self) -> None:
+        """FutureWarning for each deprecated parameter name that is set."""
+        for old, new in self._renamed_params_.items():
+            if getattr(self, old) != "deprecated":
+                warnings.warn(f"{old} was renamed {new}; {old} is deprecated and will be removed "
+                              f"in the next release: use {new}={getattr(self, old)!r}.",
+                              FutureWarning)
+
+    def _param(self, name: str) -> Any:
+        """Hyperparameter ``name``, or its deprecated old name's value when that is set."""
+        for old, new in self._renamed_params_.items():
+            if new == name and getattr(self, old) != "deprecated":
+                return getattr(self, old)
+        return getattr(self, name)
+
+    @property
+    def feature_dtypes_in_(self) -> dict:
+        """``{column: dtype}`` of the fitted input table, as :meth:`sample` restores it.
+
+        Raises AttributeError before ``fit`` (so ``hasattr`` tells whether
+        the model is fitted).
+        """
+        if "_form" not in vars(self):
+            raise AttributeError(f"{type(self).__name__} is not fitted: no feature_dtypes_in_.")
+        return dict(zip(self._form.columns, self._form.dtypes))
 
     def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
                     rng: np.random.Generator) -> tuple:
@@ -173,7 +229,7 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
     def _check_public_allowed(self, public_data: Any) -> None:
         """ValueError naming ``public_data`` for methods that cannot use it."""
-        if public_data is not None and not self._accepts_public_data:
+        if public_data is not None and not isinstance(self, PublicDataSynthesizer):
             raise ValueError(f"public_data: {type(self).__name__} does not use public data; "
                              "fit it without public_data=.")
 
@@ -447,3 +503,17 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """Raise a clear error for estimators without conditional sampling."""
         if conditions:
             raise ValueError(f"{type(self).__name__} does not support conditions= in sample.")
+
+
+class PublicDataSynthesizer(BaseSynthesizer):
+    """Base class of the synthesizers that take a public table in ``fit``.
+
+    Subclassing it is the one declaration that a method accepts
+    ``fit(X, y=None, *, epsilon, delta=1e-9, public_data=None)``: the public
+    table (same columns as ``X``) is encoded once with the fitted domain
+    ``domain_`` and handed to ``_fit_encoded`` as an encoded table (None
+    without one).  It is public: reading it costs nothing, and anything
+    derived from it alone is public too.  :meth:`fit` of any other
+    :class:`~sklearn_dpsynth.BaseSynthesizer` refuses ``public_data`` with
+    a ValueError.
+    """

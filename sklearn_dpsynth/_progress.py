@@ -30,7 +30,7 @@ class Progress:
 
     Parameters
     ----------
-    verbose : bool or int
+    verbose : int
         Whether to report at all (any true value does).
     label : str, default=""
         Tags each :meth:`line` as ``[label] ...`` and describes a

@@ -8,10 +8,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 __all__ = ["check_rng", "check_n_samples", "COMMON_CONSTRAINTS",
-           "check_common_params"]
+           "check_common_params", "DEPRECATED_NAME"]
 
 #: Parameter constraints shared by every synthesizer (merge into a subclass's).
 COMMON_CONSTRAINTS: dict = {
@@ -23,6 +23,9 @@ COMMON_CONSTRAINTS: dict = {
     "bin_value": [StrOptions({"midpoint", "uniform"})],
     "random_state": ["random_state", np.random.Generator],
 }
+
+#: The extra constraint of a renamed hyperparameter's old name (default ``"deprecated"``).
+DEPRECATED_NAME = Hidden(StrOptions({"deprecated"}))
 
 
 def check_common_params(estimator: Any) -> None:

@@ -135,7 +135,7 @@ def parse_pairs(items: Sequence[str], option: str) -> dict:
 def _conditions(items: Sequence[str], model: Any) -> dict:
     """``--condition col=value`` as a dict, values cast like the column (text kept as text)."""
     conditions = {}
-    dtypes = dict(zip(model._form.columns, model._form.dtypes)) if hasattr(model, "_form") else {}
+    dtypes = getattr(model, "feature_dtypes_in_", {})
     for item in items:
         column, equals, text = item.partition("=")
         if not equals or not column:

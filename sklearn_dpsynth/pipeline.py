@@ -506,7 +506,7 @@ class SynthesizerPipeline(BaseEstimator):
             data = data if _is_passthrough(step) else step.transform(data)
         synthesizer = clone(self.synthesizer)
         self._declare_codes(synthesizer, fitted, data)
-        synthesizer._fit_in_ledger(data, ledger)
+        synthesizer._fit_in_budget(data, ledger)
         self.steps_, self.synthesizer_, self.privacy_ledger_ = fitted, synthesizer, ledger
         return self
 

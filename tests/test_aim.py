@@ -14,7 +14,7 @@ from sklearn_dpsynth.marginal.workload import candidate_weights, default_workloa
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
 from sklearn_dpsynth.privacy import exponential_rho, gaussian_rho
 
-FAST = {"max_iters": 30, "final_max_iters": 100, "rounds": 20}
+FAST = {"max_iter": 30, "final_max_iter": 100, "rounds": 20}
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +256,7 @@ def test_merged_measurements_are_inverse_variance_weighted():
 
 
 def test_final_estimation_stops_by_the_discrepancy_rule(net):
-    synth = _aim(net, final_max_iters=2000).fit(net.frame, epsilon=2.0)
+    synth = _aim(net, final_max_iter=2000).fit(net.frame, epsilon=2.0)
     sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
     entries = sum(int(np.prod([sizes[c] for c in clique])) for clique in set(synth.cliques_))
     info = synth.estimation_info_
@@ -289,11 +289,11 @@ def test_final_estimation_stops_once_its_target_is_out_of_reach(net):
 
 
 def test_round_atol_stops_each_round_estimation(net):
-    """A huge ``round_atol`` stops every round after one step; 0 runs them to max_iters."""
+    """A huge ``round_atol`` stops every round after one step; 0 runs them to max_iter."""
     loose = _aim(net, round_atol=1e12).fit(net.frame, epsilon=2.0)
     assert all(h["estimation_iterations"] == 1 for h in loose.history_)
     full = _aim(net, round_atol=0.0, tol=0.0).fit(net.frame, epsilon=2.0)
-    assert any(h["estimation_iterations"] == FAST["max_iters"] for h in full.history_)
+    assert any(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_)
     assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
     with pytest.raises(ValueError, match="round_atol"):
         _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)

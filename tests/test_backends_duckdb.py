@@ -358,7 +358,7 @@ def test_aim_batched_candidate_counts_same_model_fewer_passes(data, monkeypatch)
         queries.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = AIMSynthesizer(rounds=3, max_iters=20, final_max_iters=50,
+            model = AIMSynthesizer(rounds=3, max_iter=20, final_max_iter=50,
                                    random_state=5).fit(path, epsilon=2.0)
         return model, len(queries)
 

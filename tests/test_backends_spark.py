@@ -225,7 +225,7 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
     from sklearn_dpsynth.backends import NumpyTable
 
     frame, sdf = data
-    params = {"rounds": 3, "max_iters": 20, "final_max_iters": 50} if method is AIM else {}
+    params = {"rounds": 3, "max_iter": 20, "final_max_iter": 50} if method is AIM else {}
     memory_counts, remaps, sources, in_batch = [], [], [], []
     original_count, original_remap = NumpyTable._count, NumpyTable.remap
     original_many = NumpyTable._count_many

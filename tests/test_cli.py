@@ -217,7 +217,7 @@ def test_the_console_script_points_at_main():
 def test_fit_shows_progress_where_the_method_has_it(files, capsys):
     tmp_path, data, domain = files
     args = ["fit", str(data), "--method", "aim", "--epsilon", "1", "--domain", str(domain),
-            "--param", "max_iters=20", "--param", "rounds=2", "-o", str(tmp_path / "m")]
+            "--param", "max_iter=20", "--param", "rounds=2", "-o", str(tmp_path / "m")]
     assert main(args) == 0
     assert load(tmp_path / "m").verbose is True
     assert main([*args, "--quiet"]) == 0
@@ -249,7 +249,7 @@ def _long_aim_model():
     long_names = {c: f"{c}_a_rather_long_column_name_from_a_real_export" for c in data.frame}
     frame = data.frame.rename(columns=long_names)
     domain = {long_names[c]: entry for c, entry in data.domain.items()}
-    return AIMSynthesizer(domain=domain, max_iters=20, rounds=6, random_state=0).fit(
+    return AIMSynthesizer(domain=domain, max_iter=20, rounds=6, random_state=0).fit(
         frame, epsilon=1.0)
 
 

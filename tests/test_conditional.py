@@ -152,7 +152,7 @@ def fitted():
     mst_compressed = MSTSynthesizer(domain=domain, random_state=0).fit(frame, epsilon=0.5)
     mst_plain = MSTSynthesizer(domain=domain, compress=False, random_state=0).fit(
         frame, epsilon=2.0)
-    aim = AIMSynthesizer(domain=domain, max_iters=30, final_max_iters=100, rounds=10,
+    aim = AIMSynthesizer(domain=domain, max_iter=30, final_max_iter=100, rounds=10,
                          random_state=0).fit(frame, epsilon=3.0)
     return {"mst_compressed": mst_compressed, "mst_plain": mst_plain, "aim": aim}
 

@@ -14,6 +14,7 @@ from sklearn.preprocessing import KBinsDiscretizer, OrdinalEncoder
 
 from sklearn_dpsynth import BaseSynthesizer, IndependentSynthesizer, PrivacyWarning
 from sklearn_dpsynth.backends import EncodedTable, NumpyTable
+from sklearn_dpsynth.public import PublicDataSynthesizer
 
 from .conftest import MIXED_DOMAIN, SYNTHESIZERS, make_synthesizer
 
@@ -215,7 +216,7 @@ def test_public_data_is_refused_by_methods_that_cannot_use_it(name, bayesnet):
     synth = make_synthesizer(name, domain=bayesnet.domain, random_state=0)
     if "pretrain_epochs" in synth.get_params():  # public data pre-trains the network
         synth.set_params(pretrain_epochs=1)
-    if synth._accepts_public_data:
+    if isinstance(synth, PublicDataSynthesizer):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
         assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0)
         return
@@ -223,10 +224,8 @@ def test_public_data_is_refused_by_methods_that_cannot_use_it(name, bayesnet):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=bayesnet.frame.iloc[:100])
 
 
-class _Recorder(IndependentSynthesizer):
+class _Recorder(IndependentSynthesizer, PublicDataSynthesizer):
     """Keeps what the base passes to the hook (for the tests below)."""
-
-    _accepts_public_data = True
 
     def _fit_encoded(self, table, ledger, rng, public):
         self.seen_ = (table, public)
@@ -265,3 +264,41 @@ def test_bad_public_tables_get_clear_errors_before_any_spending(bayesnet, public
     synth = _Recorder(random_state=0)  # nothing declared: the domain would be learned
     with pytest.raises(ValueError, match=message):
         synth.fit(bayesnet.frame, epsilon=1.0, public_data=public(bayesnet.frame))
+
+
+@pytest.mark.parametrize("name", ["aim", "jam", "mst"])
+def test_renamed_parameters_warn_and_act_as_the_new_name(name, bayesnet):
+    """An old parameter name (kept one release) warns and fits exactly as the new name."""
+    renamed = type(make_synthesizer(name))._renamed_params_
+    values = {new: 2 + i for i, new in enumerate(renamed.values())}
+    old = make_synthesizer(name, domain=bayesnet.domain, random_state=0,
+                           **{o: values[n] for o, n in renamed.items()})
+    with pytest.warns(FutureWarning, match=" was renamed "):
+        old.fit(bayesnet.frame, epsilon=1.0)
+    new = make_synthesizer(name, domain=bayesnet.domain, random_state=0, **values).fit(
+        bayesnet.frame, epsilon=1.0)
+    default = make_synthesizer(name, domain=bayesnet.domain, random_state=0).fit(
+        bayesnet.frame, epsilon=1.0)
+    pd.testing.assert_frame_equal(old.sample(100, random_state=0), new.sample(100, random_state=0))
+    assert not old.sample(100, random_state=0).equals(default.sample(100, random_state=0))
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHESIZERS))
+def test_verbose_is_an_int_level(name, bayesnet):
+    """Every ``verbose`` takes an int >= 0 (bools too) and refuses a negative level by name."""
+    synth = make_synthesizer(name, domain=bayesnet.domain)
+    if "verbose" not in synth.get_params():
+        pytest.skip(f"{name} has no verbose parameter")
+    constraints = type(synth)._parameter_constraints["verbose"]
+    assert constraints == ["verbose"]
+    with pytest.raises(ValueError, match="'verbose'"):
+        synth.set_params(verbose=-1).fit(bayesnet.frame, epsilon=1.0)
+
+
+def test_feature_dtypes_in_are_the_input_dtypes(mixed_frame):
+    """``feature_dtypes_in_`` maps each input column to the dtype ``sample`` restores."""
+    synth = IndependentSynthesizer(domain=MIXED_DOMAIN, random_state=0)
+    assert not hasattr(synth, "feature_dtypes_in_")
+    synth.fit(mixed_frame, epsilon=1.0)
+    assert synth.feature_dtypes_in_ == dict(synth.sample(20).dtypes.items())
+    assert list(synth.feature_dtypes_in_) == list(mixed_frame.columns)

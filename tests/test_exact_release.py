@@ -78,10 +78,10 @@ PATHS = {
     "independent": lambda x, seed: IndependentSynthesizer(
         domain=DOMAIN, random_state=seed).fit(x, epsilon=1.0, delta=1e-6).privacy_ledger_,
     "mst": lambda x, seed: MSTSynthesizer(
-        domain=DOMAIN, max_iters=30, random_state=seed).fit(
+        domain=DOMAIN, max_iter=30, random_state=seed).fit(
         x, epsilon=1.0, delta=1e-6).privacy_ledger_,
     "aim": lambda x, seed: AIMSynthesizer(
-        domain=DOMAIN, max_iters=20, rounds=3, random_state=seed).fit(
+        domain=DOMAIN, max_iter=20, rounds=3, random_state=seed).fit(
         x, epsilon=1.0, delta=1e-6).privacy_ledger_,
     "pmw_pub": lambda x, seed: PMWPubSynthesizer(
         domain=DOMAIN, random_state=seed).fit(
@@ -90,7 +90,7 @@ PATHS = {
         domain=DOMAIN, random_state=seed).fit(
         x, epsilon=1.0, delta=1e-6, public_data=_public()).privacy_ledger_,
     "jam": lambda x, seed: JAMSynthesizer(
-        domain=DOMAIN, rounds=3, max_iters=20, final_max_iters=30, random_state=seed).fit(
+        domain=DOMAIN, rounds=3, max_iter=20, final_max_iter=30, random_state=seed).fit(
         x, epsilon=1.0, delta=1e-6, public_data=_public()).privacy_ledger_,
     "pe": lambda x, seed: PrivateEvolutionSynthesizer(
         domain=DOMAIN, random_state=seed, count_share=0.1).fit(

@@ -17,7 +17,7 @@ DATA = make_bayesnet(n_samples=500, n_features=4, random_state=0)
 
 @pytest.fixture(scope="module")
 def mst():
-    return MSTSynthesizer(domain=DATA.domain, max_iters=50, random_state=0).fit(
+    return MSTSynthesizer(domain=DATA.domain, max_iter=50, random_state=0).fit(
         DATA.frame, epsilon=1.0)
 
 

@@ -384,7 +384,7 @@ def test_bad_weights_name_the_parameter(tree_data, weights, message):
 
 
 @pytest.mark.parametrize("param, value", [
-    ("max_iters", 0), ("tol", -1.0), ("sampling", "exact"), ("compress", "yes"),
+    ("max_iter", 0), ("tol", -1.0), ("sampling", "exact"), ("compress", "yes"),
     ("early_stopping", 0.0),
 ])
 def test_bad_hyperparameters_name_the_parameter(tree_data, param, value):

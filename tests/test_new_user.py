@@ -26,7 +26,7 @@ from benchmarks.new_user import (Check, check_sample, is_clear_refusal, run_fit,
 from sklearn_dpsynth.datasets import bundled_flights_path, load_flights
 
 #: Fast settings: the criteria are about plausibility, not about the last digit.
-PARAMS = {"mst": ["max_iters=300"], "aim": ["max_iters=100", "rounds=8"]}
+PARAMS = {"mst": ["max_iter=300"], "aim": ["max_iter=100", "rounds=8"]}
 
 
 # -------------------------------------------------------------- the loader

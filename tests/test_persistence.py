@@ -31,7 +31,7 @@ def _table(n=300, seed=0):
 
 @pytest.fixture(scope="module")
 def fitted():
-    return MSTSynthesizer(domain=DOMAIN, max_iters=100, random_state=3).fit(_table(), epsilon=1.0)
+    return MSTSynthesizer(domain=DOMAIN, max_iter=100, random_state=3).fit(_table(), epsilon=1.0)
 
 
 def _bytes(model, **kwargs) -> bytes:
@@ -75,7 +75,7 @@ def test_the_file_is_json_and_plain_arrays(fitted):
     assert header == {"format_version": 2, "library_version": sklearn_dpsynth.__version__,
                       "class": "MSTSynthesizer", "keeps_random_state": False}
     assert structure["$estimator"]["class"] == "MSTSynthesizer"
-    assert structure["$estimator"]["params"]["max_iters"] == 100
+    assert structure["$estimator"]["params"]["max_iter"] == 100
     for name, data in entries.items():
         assert name.startswith("arrays/") and name.endswith(".npy")
         array = np.load(io.BytesIO(data), allow_pickle=False)
@@ -95,7 +95,7 @@ def test_the_seed_is_dropped_by_default(fitted, tmp_path):
 
 
 def test_keep_random_state_keeps_reproducible_sampling(tmp_path):
-    model = MSTSynthesizer(domain=DOMAIN, max_iters=50, random_state=3).fit(_table(), epsilon=1.0)
+    model = MSTSynthesizer(domain=DOMAIN, max_iter=50, random_state=3).fit(_table(), epsilon=1.0)
     save(model, tmp_path / "m", keep_random_state=True)
     first, second = load(tmp_path / "m"), load(tmp_path / "m")
     assert first.random_state == 3
@@ -104,7 +104,7 @@ def test_keep_random_state_keeps_reproducible_sampling(tmp_path):
 
 
 def test_a_header_hiding_kept_seeds_is_refused():
-    model = MSTSynthesizer(domain=DOMAIN, max_iters=20, random_state=3).fit(_table(), epsilon=1.0)
+    model = MSTSynthesizer(domain=DOMAIN, max_iter=20, random_state=3).fit(_table(), epsilon=1.0)
     header, structure, entries = _parts(_bytes(model, keep_random_state=True))
     assert header["keeps_random_state"] is True
     with pytest.raises(ModelFileError, match="keeps_random_state is false"):
@@ -113,7 +113,7 @@ def test_a_header_hiding_kept_seeds_is_refused():
 
 def test_the_header_does_not_depend_on_the_private_rows(tmp_path):
     table = _table()
-    headers = [read_header(io.BytesIO(_bytes(MSTSynthesizer(domain=DOMAIN, max_iters=20).fit(
+    headers = [read_header(io.BytesIO(_bytes(MSTSynthesizer(domain=DOMAIN, max_iter=20).fit(
         frame, epsilon=1.0)))) for frame in (table, table.iloc[1:])]
     assert headers[0] == headers[1]
     assert headers[0]["format_version"] == FORMAT_VERSION
@@ -252,7 +252,7 @@ def test_loading_has_no_side_effects(tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
     data = tmp_path / "private.parquet"
     _table().to_parquet(data, index=False)
-    model = MSTSynthesizer(domain=DOMAIN, max_iters=30).fit(str(data), epsilon=1.0)  # in DuckDB
+    model = MSTSynthesizer(domain=DOMAIN, max_iter=30).fit(str(data), epsilon=1.0)  # in DuckDB
     blob = _bytes(model)
     assert b"duckdb" not in blob.lower()  # no engine object, setting or path is saved
     empty = tmp_path / "cwd"

@@ -103,7 +103,7 @@ def _table(n=300, seed=0):
 @pytest.fixture(scope="module", params=["mst", "independent"])
 def valid(request) -> bytes:
     cls = MSTSynthesizer if request.param == "mst" else IndependentSynthesizer
-    params = {"max_iters": 30} if request.param == "mst" else {}
+    params = {"max_iter": 30} if request.param == "mst" else {}
     model = cls(domain=DOMAIN, random_state=0, **params).fit(_table(), epsilon=1.0)
     buffer = io.BytesIO()
     save(model, buffer)

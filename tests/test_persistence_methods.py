@@ -22,6 +22,7 @@ from sklearn_dpsynth.evolution import PrivateEvolutionSynthesizer
 from sklearn_dpsynth.evolution.generators import SynthesizerGenerator
 from sklearn_dpsynth.persistence import read_header
 from sklearn_dpsynth.pipeline import SynthesizerPipeline
+from sklearn_dpsynth.public import PublicDataSynthesizer
 from sklearn_dpsynth.registry import get_method_spec
 
 from .conftest import SYNTHESIZERS, make_synthesizer
@@ -37,7 +38,7 @@ def name(request):
 def _fit(name, frame, domain, seed=0, public=None):
     model = make_synthesizer(name, domain=domain, random_state=seed)
     extra = {}
-    if getattr(model, "_accepts_public_data", False) and get_method_spec(name).family != "neural":
+    if isinstance(model, PublicDataSynthesizer) and get_method_spec(name).family != "neural":
         extra = {"public_data": frame.iloc[::7].reset_index(drop=True) if public is None
                  else public}
     return model.fit(frame, epsilon=1.0, delta=1e-6, **extra)

@@ -397,3 +397,17 @@ def test_reduction_plan_groups_separators_with_requests_and_checks_them():
         reduction_plan(tree, requests)
     with pytest.raises(ValueError, match="one list per maximal clique"):
         reduction_plan(tree, requests[:1])
+
+
+def test_junction_tree_declares_its_plan_caches():
+    """The plans inference caches are declared (None) on a new tree, then built once."""
+    from sklearn_dpsynth.pgm.inference import _separators_only, message_plan
+
+    tree = JunctionTree(DOMAIN, STRUCTURES["cycle"])
+    assert tree._message_plan is None and tree._separator_plan is None
+    plan = message_plan(tree)
+    assert message_plan(tree) is plan is tree._message_plan
+    separators = _separators_only(tree)
+    assert _separators_only(tree) is separators is tree._separator_plan
+    fresh = JunctionTree(DOMAIN, STRUCTURES["cycle"])
+    assert message_plan(fresh).shapes == plan.shapes

@@ -195,8 +195,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         ``lam``, the weight of the independent base measure in the model
         (see Likelihood): ``sample`` draws that share of rows from it.
         ``0`` keeps the candidates alone (rows outside them score ``-inf``).
-    verbose : bool, default=False
-        Print every round.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the generator, the noise, the tie-breaking and sampling.
 
@@ -286,7 +286,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
         "smoothing": [Interval(Real, 0, 1, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
@@ -294,7 +294,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                  generator="auto",
                  workload=None, distance="workload", rounds=None, schedule="increasing", n_synthetic=None,
                  candidate_ratio=None, threshold=0.0, count_share=0.02, n_resample=1,
-                 smoothing=DEFAULT_SMOOTHING, verbose=False, random_state=None):
+                 smoothing=DEFAULT_SMOOTHING, verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

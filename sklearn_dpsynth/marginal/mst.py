@@ -10,8 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseSynthesizer
+from .._base import BaseSynthesizer, PublicDataSynthesizer
 from .._progress import Progress
+from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
 from ..privacy import PrivacyLedger
@@ -36,7 +37,7 @@ _WARM_START_FLOOR = 0.01
 _DENSE_QUERY_MAX = 512
 
 
-class MSTSynthesizer(PGMMixin, BaseSynthesizer):
+class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     """MST: a graphical model fitted to noisy marginals on a spanning tree.
 
     The method of McKenna, Miklau & Sheldon ("Winning the NIST contest: a
@@ -108,7 +109,7 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         Generator: low-variance rounding of the model's conditionals (the
         NIST-contest generator; synthetic marginals match the model's
         closely) or independent rows.
-    max_iters : int, default=1000
+    max_iter : int, default=1000
         Largest number of mirror-descent steps of the estimation.
     tol : float, default=1e-4
         Estimation stops when a step lowers the loss by at most ``tol``
@@ -117,11 +118,11 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         Stop the estimation at the first step whose loss is at most
         ``early_stopping`` times the number of measured entries (the loss's
         expected value at the true marginals; see Notes); ``None`` runs to
-        ``tol`` / ``max_iters``.
-    verbose : bool, default=False
-        Print one line per stage on stderr (1-way measurement, selection,
-        measurement, estimation), each with its time and the epsilon spent
-        so far.
+        ``tol`` / ``max_iter``.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints one line per stage on stderr (1-way
+        measurement, selection, measurement, estimation), each with its time
+        and the epsilon spent so far.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
         ``None`` (the default, and the only choice for a release) draws
@@ -141,6 +142,9 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         of the noise (:func:`sklearn_dpsynth.pgm.auto_dtype`; an explicit
         ``"float32"`` elsewhere warns).  MST's
         models are small, so float64 stays its default.
+    max_iters : int, default="deprecated"
+        Deprecated old name of ``max_iter``; set, it is used and ``fit``
+        warns (FutureWarning).  It will be removed in the next release.
 
     Attributes
     ----------
@@ -193,7 +197,7 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
     2-way marginal error by up to 20% against running to convergence at small
     budgets (within 1% of it at larger ones).  The stopping rule reads only the
     noisy measurements.  ``early_stopping=None`` runs to ``tol`` /
-    ``max_iters``.
+    ``max_iter``.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
@@ -243,10 +247,11 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         "weights": [dict, None],
         "compress": ["boolean"],
         "sampling": [StrOptions({"lowvar", "iid"})],
-        "max_iters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
         "model_dtype": [StrOptions({"auto", "float32", "float64"})],
     }
 
@@ -254,8 +259,8 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
                  preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
-                 max_iters=1000, tol=1e-4, early_stopping=0.7, verbose=False,
-                 random_state=None, model_dtype="float64"):
+                 max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=0,
+                 random_state=None, model_dtype="float64", max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -266,15 +271,15 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         self.weights = weights
         self.compress = compress
         self.sampling = sampling
-        self.max_iters = max_iters
+        self.max_iter = max_iter
         self.tol = tol
         self.early_stopping = early_stopping
         self.verbose = verbose
         self.random_state = random_state
         self.model_dtype = model_dtype
+        self.max_iters = max_iters
 
-    #: ``fit(..., public_data=)`` chooses the tree on a public table.
-    _accepts_public_data = True
+    _renamed_params_ = {"max_iters": "max_iter"}
 
     # ------------------------------------------------------------------ fit
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
@@ -398,7 +403,7 @@ class MSTSynthesizer(PGMMixin, BaseSynthesizer):
         start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
                  for a, counts in zip(self.attributes_, independent)}
         self.model_, self.estimation_info_ = estimate(
-            self._model_domain(), measurements, potentials=start, max_iters=self.max_iters,
+            self._model_domain(), measurements, potentials=start, max_iters=self._param("max_iter"),
             tol=self.tol, callback=self._stopping_rule(measurements),
             dtype=self.model_dtype)
 

@@ -34,7 +34,7 @@ class PGMMixin:
     """Marginals, sampling and scoring from a fitted graphical model.
 
     Expects ``model_``, ``attributes_``, ``domain_``, ``compression_`` and
-    optionally ``sampling`` (``"lowvar"`` when absent).
+    ``sampling`` (MST's parameter; a class attribute of AIM and JAM).
     """
 
     # ----------------------------------------------------- column positions
@@ -86,7 +86,7 @@ class PGMMixin:
         conditions.
         """
         model = self._conditioned_model(conditions, "conditions")
-        method = getattr(self, "sampling", "lowvar")
+        method = self.sampling
         sampled = model.sample(n_samples, rng, method=method)
         codes = self.compression_.expand(sampled, rng)
         for j, code in (conditions or {}).items():

@@ -180,7 +180,7 @@ def evaluate(
     n_queries: int = 100,
     efficacy_models: Sequence[str] = ("logistic", "boosting"),
     n_jobs: int | None = 1,
-    verbose: bool = False,
+    verbose: int = 0,
 ) -> pd.DataFrame:
     """Evaluate synthetic data with every applicable metric.
 
@@ -229,9 +229,9 @@ def evaluate(
         train (see :func:`detection_score`); -1 uses every core, None the
         libraries' defaults (one OpenMP thread per core, which oversubscribes
         a shared machine and is slower on small tables).
-    verbose : bool, default=False
-        Show a progress bar on stderr (tqdm) over the metrics, naming the
-        one being computed.
+    verbose : int, default=0
+        0 is silent; 1 (or more) shows a progress bar on stderr (tqdm) over
+        the metrics, naming the one being computed.
 
     Returns
     -------

@@ -16,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseSynthesizer
+from .._base import BaseSynthesizer, PublicDataSynthesizer
 from .._progress import Progress
 from ..backends import EncodedTable
 from ..exceptions import PrivacyWarning
@@ -167,7 +167,7 @@ class _TorchSynthesizer(BaseSynthesizer):
         return self.n_records_
 
 
-class TransformerSynthesizer(_TorchSynthesizer):
+class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
     """Base of the synthesizers that train a transformer on rows with DP-SGD.
 
     Fitting (see :mod:`sklearn_dpsynth.neural.calibration` for the privacy
@@ -187,9 +187,6 @@ class TransformerSynthesizer(_TorchSynthesizer):
                                     "pretrain_epochs": [Interval(Real, 0, None, closed="left")],
                                     "pretrain_lr": [Interval(Real, 0, None, closed="neither")],
                                     "verbose": ["verbose"]}
-
-    #: ``fit(..., public_data=P)`` pre-trains on ``P`` (needs ``pretrain_epochs > 0``).
-    _accepts_public_data = True
 
     # ----------------------------------------------------------- subclass API
     def _make_layout(self, sizes):

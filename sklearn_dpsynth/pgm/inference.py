@@ -91,9 +91,8 @@ def message_plan(tree: JunctionTree) -> MessagePlan:
     -------
     plan : MessagePlan
     """
-    cached = getattr(tree, "_message_plan", None)
-    if cached is not None:
-        return cached
+    if tree._message_plan is not None:
+        return tree._message_plan
     shapes = [tuple(tree.domain[a] for a in c) for c in tree.cliques]
     n = len(tree.cliques)
     child_axes, parent_axes = [()] * n, [()] * n
@@ -206,10 +205,9 @@ def reduction_plan(tree: JunctionTree,
 
 def _separators_only(tree: JunctionTree) -> ReductionPlan:
     """The reduction plan without requests (cached on the tree)."""
-    cached = getattr(tree, "_separator_plan", None)
-    if cached is None:
-        cached = tree._separator_plan = reduction_plan(tree)
-    return cached
+    if tree._separator_plan is None:
+        tree._separator_plan = reduction_plan(tree)
+    return tree._separator_plan
 
 
 def _reduce(belief: np.ndarray, passes: list[_Reduction]) -> dict[tuple[str, int], np.ndarray]:

@@ -13,9 +13,12 @@ in the domain, never by string hashes, so the tree is reproducible.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .domain import ModelDomain, require_model_domain
+
+if TYPE_CHECKING:  # inference imports this module
+    from .inference import MessagePlan, ReductionPlan
 
 __all__ = ["JunctionTree", "model_size", "model_size_mb", "validate_cliques"]
 
@@ -220,6 +223,12 @@ class JunctionTree:
     parent : list of int
         Parent index of every clique (``-1`` for the root).
     """
+
+    #: Caches of :mod:`sklearn_dpsynth.pgm.inference`, built on first use
+    #: (None until then): the message-passing plan and the separators'
+    #: reduction plan of this tree.
+    _message_plan: MessagePlan | None = None
+    _separator_plan: ReductionPlan | None = None
 
     def __init__(self, domain: ModelDomain, cliques: Iterable[Sequence[str]]) -> None:
         self.domain = require_model_domain(domain)

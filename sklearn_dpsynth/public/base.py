@@ -5,6 +5,8 @@
   table once with the fitted domain and the hook
   ``_fit_encoded(table, ledger, rng, public)`` receives the private rows and
   the public ones as encoded tables (``public`` is None without one).
+  Defined beside the base class (MST and the neural methods declare it
+  too) and exported here.
 * :class:`WeightedRecords` -- a distribution over a finite set of records
   (public records reweighted, or Private Evolution's candidates), smoothed
   by an independent base measure so that every row has a positive
@@ -18,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._base import BaseSynthesizer
+from .._base import PublicDataSynthesizer
 
 __all__ = ["PublicDataSynthesizer", "WeightedRecords", "uniform_rows", "draw_indices",
            "DEFAULT_SMOOTHING"]
@@ -193,20 +195,6 @@ def draw_indices(probs: np.ndarray, n_samples: int, rng: np.random.Generator) ->
 def _row_keys(codes: np.ndarray) -> list[bytes]:
     rows = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
     return [row.tobytes() for row in rows]
-
-
-class PublicDataSynthesizer(BaseSynthesizer):
-    """Base class of the synthesizers that take a public table in ``fit``.
-
-    ``fit(X, y=None, *, epsilon, delta=1e-9, public_data=None)``: the public
-    table (same columns as ``X``) is encoded once with the fitted domain
-    ``domain_`` and handed to ``_fit_encoded`` as an encoded table.  It is
-    public: reading it costs nothing, and anything derived from it alone is
-    public too.
-    """
-
-    #: ``fit`` takes ``public_data=`` (checked and encoded by the base class).
-    _accepts_public_data = True
 
 
 class RecordsModelMixin:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._validation import DEPRECATED_NAME
 from ..marginal import PGMMixin
 from ..marginal.candidates import CandidateScorer
 from ..marginal.compression import DomainCompression
@@ -85,16 +86,20 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
     max_model_size : float, default=80
         Largest final model (MiB of log-potentials); by round ``t`` the
         model may use ``t / T`` of it.
-    max_iters : int, default=100
+    max_iter : int, default=100
         Mirror-descent steps of each round's re-estimation.
-    final_max_iters : int, default=500
+    final_max_iter : int, default=500
         Mirror-descent steps of the final estimation.
     tol : float, default=1e-6
         Relative loss decrease at which an estimation stops.
-    verbose : bool, default=False
-        Print every round.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
+    max_iters, final_max_iters : int, default="deprecated"
+        Deprecated old names of ``max_iter`` and ``final_max_iter``; set,
+        they are used and ``fit`` warns (FutureWarning).  They will be
+        removed in the next release.
 
     Attributes
     ----------
@@ -144,22 +149,30 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
     _persisted_state_ = ("history_", "n_public_")
 
+    _renamed_params_ = {"max_iters": "max_iter", "final_max_iters": "final_max_iter"}
+
+    #: Generator of :meth:`sample` (MST's ``sampling`` parameter; fixed here).
+    sampling = "lowvar"
+
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],
         "rounds": [Interval(Integral, 1, None, closed="left"), None],
         "max_model_size": [Interval(Real, 0, None, closed="neither")],
-        "max_iters": [Interval(Integral, 1, None, closed="left")],
-        "final_max_iters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "final_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
+        "final_max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  workload=None, rounds=None,
-                 max_model_size=80.0, max_iters=100, final_max_iters=500, tol=1e-6,
-                 verbose=False, random_state=None):
+                 max_model_size=80.0, max_iter=100, final_max_iter=500, tol=1e-6,
+                 verbose=0, random_state=None, max_iters="deprecated",
+                 final_max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -169,11 +182,13 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
         self.workload = workload
         self.rounds = rounds
         self.max_model_size = max_model_size
-        self.max_iters = max_iters
-        self.final_max_iters = final_max_iters
+        self.max_iter = max_iter
+        self.final_max_iter = final_max_iter
         self.tol = tol
         self.verbose = verbose
         self.random_state = random_state
+        self.max_iters = max_iters
+        self.final_max_iters = final_max_iters
 
     def _fit_encoded(self, table, ledger: PrivacyLedger, rng: np.random.Generator,
                      public) -> None:
@@ -184,11 +199,11 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
         rounds = self.rounds if self.rounds is not None else ROUNDS_PER_COLUMN * len(table.sizes)
         run = _JamRun(table, ledger, rng, CandidateScorer(table, weights, self.attributes_),
                       _public_shares(public, weights, table.sizes),
-                      self.domain_.model_domain(), max_iters=self.max_iters, tol=self.tol,
+                      self.domain_.model_domain(), max_iters=self._param("max_iter"), tol=self.tol,
                       verbose=self.verbose)
         run.start(ledger.rho_remaining() / (rounds + 1))
         run.loop(rounds, self.max_model_size)
-        self.model_, _ = run.refit(self.final_max_iters)
+        self.model_, _ = run.refit(self._param("final_max_iter"))
         self.history_ = run.history
         self.n_public_ = sum(1 for h in run.history if h["source"] == "public")
 

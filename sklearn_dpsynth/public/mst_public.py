@@ -80,8 +80,8 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         ``lam``, the weight of the independent base measure in the model
         (see Likelihood): ``sample`` draws that share of rows from it.
         ``0`` keeps the records alone (rows outside them score ``-inf``).
-    verbose : bool, default=False
-        Print the steps.
+    verbose : int, default=0
+        0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections, the uniform rows and sampling.
 
@@ -143,14 +143,14 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "smoothing": [Interval(Real, 0, 1, closed="left")],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.1, max_categories=99, bin_value="uniform",
                  public_selection=False,
                  n_uniform=10000, max_iter=1000, tol=1e-6, smoothing=DEFAULT_SMOOTHING,
-                 verbose=False, random_state=None):
+                 verbose=0, random_state=None):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing

@@ -52,7 +52,7 @@ workload = [(("relationship", "marital"), 1.0), (("education", "income"), 1.0),
 fitted = {}
 for name, zeros in [("without zeros", None),
                     ("with zeros", {("relationship", "marital"): impossible})]:
-    fitted[name] = AIMSynthesizer(domain=domain, workload=workload, rounds=8, max_iters=50,
+    fitted[name] = AIMSynthesizer(domain=domain, workload=workload, rounds=8, max_iter=50,
                                   structural_zeros=zeros, random_state=0)
     fitted[name].fit(adult.frame[columns], epsilon=0.5, delta=1e-9)
 

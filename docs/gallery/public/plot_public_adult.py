@@ -36,7 +36,7 @@ print(f"public rows: {len(public)}, private rows: {len(private)}")
 models = {
     "MST (private only)": MSTSynthesizer(domain=domain, random_state=0),
     "PMW-pub": PMWPubSynthesizer(domain=domain, random_state=0),
-    "JAM": JAMSynthesizer(domain=domain, rounds=8, max_iters=50, final_max_iters=100,
+    "JAM": JAMSynthesizer(domain=domain, rounds=8, max_iter=50, final_max_iter=100,
                           random_state=0),
     "PE (public generator)": PrivateEvolutionSynthesizer(domain=domain, generator="public",
                                                          random_state=0),

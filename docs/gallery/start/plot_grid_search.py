@@ -36,7 +36,7 @@ public, private = train_test_split(data.frame[columns], test_size=0.5, random_st
 # spends ``epsilon=0.5``. ``score`` is in nats per row in the data's own units (a bin's
 # probability is spread over its width), so it is comparable across binnings.
 grid = {"n_bins": [4, 8, 16, 32]}
-search = GridSearchCV(MSTSynthesizer(domain=domain, max_iters=200, random_state=0), grid,
+search = GridSearchCV(MSTSynthesizer(domain=domain, max_iter=200, random_state=0), grid,
                       cv=3)
 search.fit(public, epsilon=0.5, delta=1e-9)
 print("best:", search.best_params_, f"score {search.best_score_:.3f} nats/row")

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..._base import BaseSynthesizer
 from ..._progress import Progress
+from ..._validation import DEPRECATED_NAME
 from ...backends import EncodedTable
 from ...pgm import GraphicalModel, JunctionTree, ModelDomain
 from ...privacy import PrivacyLedger, gaussian_sigma
@@ -103,10 +104,10 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         (``16 * n_columns`` when None).  At least ``m + 2`` is used, ``m``
         being the number of initial measurements.  Annealing usually ends
         the run in fewer rounds.
-    max_iters : int, default=100
+    max_iter : int, default=100
         Mirror-descent steps of each per-round re-estimation (warm-started,
         so a few suffice to take in one new measurement).
-    final_max_iters : int, default=1000
+    final_max_iter : int, default=1000
         Largest number of mirror-descent steps of the final estimation.
     tol : float, default=1e-6
         An estimation stops when a step lowers its loss by less than
@@ -120,7 +121,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         round's model, so rounds stopped too early pick worse marginals: 0.3
         beat 1.0 on 2-way TVD on Adult and on ``make_bayesnet`` tables (see
         the user guide's Performance section).  0 runs every round to
-        ``max_iters`` / ``tol``.
+        ``max_iter`` / ``tol``.
     early_stopping : float or None, default=0.7
         The final estimation restarts from the independent model (the
         product of the last model's 1-way marginals) and stops at the first
@@ -130,9 +131,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         :class:`~sklearn_dpsynth.MSTSynthesizer`), or once that target is
         out of reach: when, at the rate the loss fell over the last 25
         steps, the remaining gap would take more steps than
-        ``final_max_iters`` leaves (the loss falls ever more slowly, so the
+        ``final_max_iter`` leaves (the loss falls ever more slowly, so the
         cap would have stopped it above the target anyway).  ``None``
-        continues from the last round's model up to ``final_max_iters`` /
+        continues from the last round's model up to ``final_max_iter`` /
         ``tol``.  See Notes.
     structural_zeros : dict, default=None
         ``{columns: cells}`` of cells known to be impossible: ``columns`` a
@@ -144,8 +145,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         from the start.
     initial_cliques : list of tuple of column names, default=None
         Marginals measured in step 1 beside the 1-way marginals.
-    verbose : bool, default=False
-        Show a progress bar (budget used, rounds, current marginal).
+    verbose : int, default=0
+        0 is silent; 1 (or more) shows a progress bar (budget used, rounds,
+        current marginal).
     callback : callable, default=None
         ``callback(info)`` after every round, with ``info`` a dict as in
         ``history_``.
@@ -171,6 +173,10 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         float64 (an explicit ``"float32"`` there warns).  ``"float64"``
         gives the results of earlier versions (up to the last digits).
         The size cap ``max_model_size`` counts 8 bytes a cell in all cases.
+    max_iters, final_max_iters : int, default="deprecated"
+        Deprecated old names of ``max_iter`` and ``final_max_iter``; set,
+        they are used and ``fit`` warns (FutureWarning).  They will be
+        removed in the next release.
 
     Attributes
     ----------
@@ -236,7 +242,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     :meth:`score_samples` use only the noisy releases.
 
     **Estimation and speed.** Each round's re-estimation is warm-started
-    and limited to ``max_iters`` mirror-descent steps: one new measurement
+    and limited to ``max_iter`` mirror-descent steps: one new measurement
     moves a fitted model only locally, and on Adult more steps per round
     changed the rounds' selections but not the final marginal error.  The
     junction tree only grows: the previous maximal cliques are kept, so a
@@ -271,20 +277,27 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
     _persisted_state_ = ("workload_", "history_", "n_rounds_")
 
+    _renamed_params_ = {"max_iters": "max_iter", "final_max_iters": "final_max_iter"}
+
+    #: Generator of :meth:`sample` (MST's ``sampling`` parameter; fixed here).
+    sampling = "lowvar"
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "workload": [list, tuple, None],
         "max_cells": [Interval(Integral, 1, None, closed="left")],
         "max_model_size": [Interval(Real, 0, None, closed="neither")],
         "rounds": [Interval(Integral, 1, None, closed="left"), None],
-        "max_iters": [Interval(Integral, 1, None, closed="left")],
-        "final_max_iters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "final_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
+        "final_max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
         "round_atol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
         "structural_zeros": [dict, None],
         "initial_cliques": [list, tuple, None],
-        "verbose": ["boolean"],
+        "verbose": ["verbose"],
         "callback": [callable, None],
         "model_dtype": [StrOptions({"auto", "float32", "float64"})],
     }
@@ -292,10 +305,10 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
                  preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", workload=None, max_cells=10000,
-                 max_model_size=80.0, rounds=None, max_iters=100, final_max_iters=1000,
+                 max_model_size=80.0, rounds=None, max_iter=100, final_max_iter=1000,
                  tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None, initial_cliques=None,
-                 verbose=False, callback=None, random_state=None,
-                 model_dtype="auto"):
+                 verbose=0, callback=None, random_state=None,
+                 model_dtype="auto", max_iters="deprecated", final_max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
         self.preprocessing = preprocessing
@@ -306,8 +319,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         self.max_cells = max_cells
         self.max_model_size = max_model_size
         self.rounds = rounds
-        self.max_iters = max_iters
-        self.final_max_iters = final_max_iters
+        self.max_iter = max_iter
+        self.final_max_iter = final_max_iter
         self.tol = tol
         self.round_atol = round_atol
         self.early_stopping = early_stopping
@@ -317,6 +330,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         self.callback = callback
         self.random_state = random_state
         self.model_dtype = model_dtype
+        self.max_iters = max_iters
+        self.final_max_iters = final_max_iters
 
     # ------------------------------------------------------------------ fit
     def _fit_encoded(self, table: EncodedTable, ledger: PrivacyLedger,
@@ -337,7 +352,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         schedule = BudgetSchedule.start(run.rho_total, self._planned_rounds(), len(first))
         run.start(first, schedule)
         run.loop(schedule)
-        self.model_, self.estimation_info_ = run.finish(self.final_max_iters)
+        self.model_, self.estimation_info_ = run.finish(self._param("final_max_iter"))
         self.workload_ = [(self._names(m), w) for m, w in workload]
         self.cliques_ = [self._names(m) for m in run.measured]
         self.history_ = run.history
@@ -348,7 +363,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         return _RunOptions(
             labels=list(self.domain_.columns), model_domain=self.domain_.model_domain(),
             max_model_size=self.max_model_size,
-            max_iters=self.max_iters, tol=self.tol, round_atol=self.round_atol,
+            max_iters=self._param("max_iter"), tol=self.tol, round_atol=self.round_atol,
             early_stopping=self.early_stopping,
             verbose=self.verbose, callback=self.callback,
             dtype=self.model_dtype)
