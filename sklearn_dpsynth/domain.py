@@ -859,7 +859,7 @@ def numeric_edges(
         ``LOG_SCALE_SPAN`` (3) orders of magnitude above its lower bound,
         ``high >= 1000 * max(low, 1)``, with a negative part of at most 1%
         of ``high`` (``-low <= high / 100``), else ``"linear"`` (see
-        :func:`numeric_scale`).  The bins of an integer
+        :func:`~sklearn_dpsynth.domain.numeric_scale`).  The bins of an integer
         column are cut at half-integers (duplicates merged, so it may get
         fewer than ``n_bins``): every bin holds whole integers, and a first
         bin ``[-1/2, 1/2)`` gives 0 a code of its own.
@@ -886,7 +886,7 @@ def numeric_edges(
 
 
 def numeric_scale(low: float, high: float, scale: str = "auto") -> str:
-    """``"linear"`` or ``"log"``: how :func:`numeric_edges` spaces the bins of ``[low, high]``.
+    """``"linear"`` or ``"log"``: how :func:`~sklearn_dpsynth.domain.numeric_edges` spaces the bins of ``[low, high]``.
 
     Parameters
     ----------
@@ -968,7 +968,7 @@ def zero_point(low: float, high: float, integer: bool, scale: str) -> list[float
     integer : bool
         Whether the column holds integers.
     scale : {"auto", "linear", "log"}
-        As for :func:`numeric_edges`.
+        As for :func:`~sklearn_dpsynth.domain.numeric_edges`.
 
     Returns
     -------
@@ -997,7 +997,7 @@ def spec_from_declaration(
         Column name.
     declared : int, list, tuple, dict or ColumnSpec
         ``k`` (codes ``0..k-1``), a list of categories, a ``(low, high)``
-        tuple (numeric, see :func:`numeric_edges` for its bins; datetimes
+        tuple (numeric, see :func:`~sklearn_dpsynth.domain.numeric_edges` for its bins; datetimes
         make a datetime column), or a dict with keys ``kind``/``n_codes``/
         ``categories``/``bounds``/``edges``/``n_bins``/``resolution``/
         ``scale``/``points``/``integer``/``missing``/``other``/``clip``/
@@ -1012,13 +1012,13 @@ def spec_from_declaration(
         (or ``"categorical"``) and ``"codes"``.  ``note`` is free text,
         ignored.  ``resolution`` (``"auto"``, ``"integer"`` or ``"bins"``)
         and ``scale`` (``"auto"``, ``"linear"`` or ``"log"``, see
-        :func:`numeric_edges`) apply to ``bounds``; a dict with its own
+        :func:`~sklearn_dpsynth.domain.numeric_edges`) apply to ``bounds``; a dict with its own
         ``n_bins`` defaults to ``"bins"``, and ``"integer"`` implies
         ``integer=True``.  ``points`` lists values with codes of their own
         (see :class:`ColumnSpec`); on a per-integer column, integer points
         already have one and are dropped.  Binned float bounds
         ``(0, high)`` that ``scale`` spaces logarithmically get the point 0
-        unless the entry lists its own ``points`` (:func:`zero_point`).
+        unless the entry lists its own ``points`` (:func:`~sklearn_dpsynth.domain.zero_point`).
     n_bins : int
         Default number of uniform bins for numeric columns.
     integer : bool, default=False

@@ -243,7 +243,7 @@ class _Selection(Mechanism):
         return int(type(self)._choose(scores, self.epsilon, self.sensitivity, rng))
 
     @classmethod
-    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "_Selection":
+    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "Mechanism":
         """The selection costing ``rho``.
 
         Parameters

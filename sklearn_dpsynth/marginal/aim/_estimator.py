@@ -204,7 +204,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     estimation_info_ : dict
         What :func:`sklearn_dpsynth.pgm.estimate` reported on the final
         estimation, and ``stopped_by`` (``"target"``, ``"out of reach"``
-        or None: ``tol`` or ``final_max_iters``; absent with
+        or None: ``tol`` or ``final_max_iter``; absent with
         ``early_stopping=None``).
     privacy_ledger_ : PrivacyLedger
         Every measurement and selection, and its cost.
