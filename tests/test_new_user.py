@@ -6,7 +6,8 @@ values, the ``tailnum`` identifier, heavy-tailed delays) and a 300-row
 subsample of it, each fitted from the shell with MST and AIM at epsilon 1,
 once with nothing declared and once with the unedited ``dpsynth describe``
 draft.  A fit passes when every synthetic numeric value lies in the real
-range widened by 5%, every date parses and lies in the real span, every
+range widened by 5%, every date parses and lies in the real span (widened to
+whole days), every
 category of 5% or more keeps half its share (5,000-row table), no tail
 number is copied, and ``sample`` and ``report`` succeed; on the 300-row
 table a one-line refusal naming a column and a fix passes too.
@@ -76,6 +77,12 @@ def test_criteria_pass_on_a_plausible_sample_and_name_each_failure():
     assert _failed(check_sample(real, garbled, ["id"])) == {"d: dates parse, in span"}
     edge = good.assign(n=np.where(np.arange(6000) % 2, 10.5, -0.5))  # exactly at the margin
     assert _failed(check_sample(real, edge, ["id"])) == set()
+    # dates: the real span widened to whole days (first midnight, next midnight excluded)
+    days = good.assign(d=np.where(np.arange(6000) % 2, "2013-12-31T23:59:00Z",
+                                  "2013-01-01T00:00:00Z"))
+    assert _failed(check_sample(real, days, ["id"])) == set()
+    early = good.assign(d="2012-12-31T23:59:00Z")
+    assert _failed(check_sample(real, early, ["id"])) == {"d: dates parse, in span"}
 
 
 def test_a_clear_refusal_is_one_line_naming_a_column_and_a_fix():
