@@ -238,6 +238,45 @@ def test_concentrated_integer_columns_get_their_own_range():
         assert values.min() >= spec.edges[0] and values.max() <= spec.edges[-1]
 
 
+class _RecordingShare:
+    """Stands in for a ledger share: keeps the scores a selection is given."""
+
+    def __init__(self):
+        self.scores = []
+
+    def select(self, scores, **kwargs):
+        self.scores.append(np.asarray(scores, dtype=float))
+        return 0
+
+
+@pytest.mark.parametrize("same_cell", [False, True])
+def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell):
+    """The selection's scores (clipped rows plus a public penalty) of D and of
+    every D' one row apart differ by at most 1 for every candidate pair, the
+    sensitivity it is charged for, also when both ends lie in one cell (a row
+    is never below the low bound and above the high one)."""
+    grid = _domain_learning._numeric_grid()
+    cells = grid.cell_of(np.array([305.0, 305.0 if same_cell else 25.0]))
+    found = _domain_learning._Range(0.0, 0.0, int(cells[1]), int(cells[0]), 0.0, 0.0)
+    sub, low_part, high_part = _domain_learning._sub_grid(grid, found, integer=True)
+    counts = np.random.default_rng(0).integers(0, 4, sub.left.size).astype(float)
+    budget = _domain_learning._Budget(_RecordingShare(), np.random.default_rng(0), 1e-4, 1e-9)
+
+    def scores(table_counts):
+        budget.share.scores.clear()
+        _domain_learning._select_ends(table_counts, low_part, high_part, sub, 400.0, budget,
+                                      target="t")
+        return budget.share.scores[0]
+
+    reference = scores(counts)
+    for cell in range(sub.left.size):
+        for change in (-1, 1):
+            if counts[cell] + change >= 0:
+                neighbour = counts.copy()
+                neighbour[cell] += change
+                assert np.max(np.abs(scores(neighbour) - reference)) <= 1.0 + 1e-9
+
+
 def _lattice_table(n=10_000, seed=7):
     """Integer columns as ``dpsynth fit`` reads a weather table: a year that is
     always 2013, wind directions on a lattice of tens in [0, 360] (about 270
@@ -254,10 +293,11 @@ def test_a_constant_year_and_integer_lattices_stay_inside_the_data():
     """10,000 rows: the constant year is learned as its one integer (one bin: no
     2014 can be sampled), and the wind directions and days of the month get an
     upper bound within 5% of their range above their maximum (378, 32) in at
-    least 18 of 20 draws (measured: 20/20 and 20/20; the sub-cell histogram
-    alone, before the selection of the bounds, gave 4/20 and 15/20: the
+    least 16 of 20 draws (measured: 18/20 and 19/20; the sub-cell histogram
+    alone, before the selection of the bounds, gave 7/20 and 10/20: the
     per-integer counts of 190 to 300 rows are below its bar, so the bounds
-    stayed at the cells' edges 399 and 39)."""
+    stayed at the cells' edges 399 and 39), never clipping more than a tenth
+    of the range."""
     frame = _lattice_table()
     near = {"wind_dir": 0, "day": 0}
     for seed in range(20):
@@ -267,7 +307,7 @@ def test_a_constant_year_and_integer_lattices_stay_inside_the_data():
             low, high = domain[column].edges[[0, -1]] + [0.5, -0.5]  # first and last integers
             assert low <= frame[column].min() and high >= 0.9 * top, (column, seed)
             near[column] += high <= top + 0.05 * (top - frame[column].min())
-    assert near["wind_dir"] >= 18 and near["day"] >= 18, near
+    assert near["wind_dir"] >= 16 and near["day"] >= 16, near
 
 
 def test_a_table_with_nothing_learnable_is_refused_before_the_main_measurements():
