@@ -64,7 +64,9 @@ Three ways to get a column's domain, in order of preference:
         per-integer counts are below the histogram's bar, ends at its last
         value (or, when the value beyond the penalty is thin, one lattice
         step inside: the last values are clipped into the range, never
-        widened past it).  Every integer column spends it, used or not.
+        widened past it); of an end narrowed by the histogram too (which
+        may stop one part beyond the mass) the more inward one is kept.
+        Every integer column spends it, used or not.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -720,7 +722,8 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     integer column spends half of that level on it and half on one
     exponential-mechanism selection of both ends among its sub-cell edges
     (:func:`_select_ends`, on the same exact counts), which places an end the
-    histogram leaves at its cell's edge (:func:`_selected_end`).  Every
+    histogram leaves at its cell's edge, or narrows one the histogram stops
+    beyond it (:func:`_selected_end`).  Every
     column spends its releases, with signal or not, so that the ledger holds
     the same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
@@ -745,15 +748,23 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
             width = max(out[name].high - out[name].low, 1.0)
             selected = _select_ends(counts[name], low_part, high_part, sub, width, selection,
                                     target=f"range of {name!r}: bounds")
-            if first is None:
-                first = _selected_end(selected[0], sub, low_part, out[name].total, selection)
-            if last is None:
-                last = _selected_end(selected[1], sub, high_part, out[name].total, selection)
+            # the more inward of the two ends (the histogram may stop a part
+            # beyond the mass)
+            first = _inward(first, _selected_end(selected[0], sub, low_part, out[name].total,
+                                                 selection), max)
+            last = _inward(last, _selected_end(selected[1], sub, high_part, out[name].total,
+                                               selection), min)
         low = out[name].low if first is None else sub.left[low_part[first]]
         high = out[name].high if last is None else sub.right[high_part[last]]
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
+
+
+def _inward(histogram_end: int | None, selected_end: int | None, pick) -> int | None:
+    """``pick`` (``max`` for a low end, ``min`` for a high end) of the ends given."""
+    ends = [end for end in (histogram_end, selected_end) if end is not None]
+    return pick(ends) if ends else None
 
 
 def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
