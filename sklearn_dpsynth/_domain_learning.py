@@ -65,8 +65,12 @@ Three ways to get a column's domain, in order of preference:
         value (or, when the value beyond the penalty is thin, one lattice
         step inside: the last values are clipped into the range, never
         widened past it); of an end narrowed by the histogram too (which
-        may stop one part beyond the mass) the more inward one is kept.
-        Every integer column spends it, used or not.
+        may stop one part beyond the mass) the more inward one is kept.  An
+        end whose cell's outward neighbour has a noisy count above
+        ``_OUTSIDE_EVIDENCE`` (2) noise standard deviations keeps the
+        histograms' end: the data may reach past the cell, a spread mass
+        the selection's penalty would clip.  Every integer column spends it,
+        used or not.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -196,6 +200,10 @@ _SUBCELL_HISTOGRAM_SHARE = 0.3
 #: The selected end is used only for a column whose noisy number of values is
 #: at least this many of the selection's noise units.
 _SELECTION_ROWS = 50.0
+#: ... and only for an end whose cell's outward neighbour has a noisy count
+#: below this many noise standard deviations (no evidence that the data
+#: reaches past the cell, so that the selection does not clip a spread mass).
+_OUTSIDE_EVIDENCE = 2.0
 
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
@@ -512,6 +520,8 @@ class _Range:
     high_count: float
     signal: bool = True
     total: float = 0.0  # the noisy number of present values (sum of the noisy blocks)
+    # noisy counts of the cells just outside the low and high cells (0 past the grid)
+    outside: tuple[float, float] = (0.0, 0.0)
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -644,8 +654,11 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
+    outside = (float(cells[low_cell - 1]) if low_cell > 0 else 0.0,
+               float(cells[high_cell + 1]) if high_cell + 1 < cells.size else 0.0)
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
-                  float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()))
+                  float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
+                  outside=outside)
 
 
 def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -750,10 +763,11 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                                     target=f"range of {name!r}: bounds")
             # the more inward of the two ends (the histogram may stop a part
             # beyond the mass)
-            first = _inward(first, _selected_end(selected[0], sub, low_part, out[name].total,
-                                                 selection), max)
-            last = _inward(last, _selected_end(selected[1], sub, high_part, out[name].total,
-                                               selection), min)
+            reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in out[name].outside]
+            first = _inward(first, None if reaches[0] else _selected_end(
+                selected[0], sub, low_part, out[name].total, selection), max)
+            last = _inward(last, None if reaches[1] else _selected_end(
+                selected[1], sub, high_part, out[name].total, selection), min)
         low = out[name].low if first is None else sub.left[low_part[first]]
         high = out[name].high if last is None else sub.right[high_part[last]]
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
