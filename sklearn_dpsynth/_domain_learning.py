@@ -48,7 +48,29 @@ Three ways to get a column's domain, in order of preference:
         cell of more than 50 parts, so that the chance of a false part
         stays that of 50).  Every ranged column spends this third
         histogram, with signal or not, so that the ledger's entries never
-        depend on the noise.
+        depend on the noise.  An integer column spends only 30% of the third
+        level's share on it and 70% on
+     4. the **selection of its bounds** (:func:`_select_ends`): one
+        exponential mechanism (sensitivity 1) picks the pair of sub-cell
+        edges of its two end cells that clips the fewest rows, less a public
+        penalty of ``_RANGE_PRIOR`` noise units per learned range of
+        distance outward, so that among the bounds clipping nothing the one
+        nearest the data wins (odds about ``exp(-50 f)`` for ``f`` of the
+        range beyond the last value).  It places an end the sub-cell
+        histogram left at its cell's edge, when the cell is cut one part per
+        integer and the column's noisy number of values is at least
+        ``_SELECTION_ROWS`` (50) noise units of the selection: a lattice
+        such as wind directions in tens or days of the month, whose
+        per-integer counts are below the histogram's bar, ends at its last
+        value (or, when the value beyond the penalty is thin, one lattice
+        step inside: the last values are clipped into the range, never
+        widened past it); of an end narrowed by the histogram too (which
+        may stop one part beyond the mass) the more inward one is kept.  An
+        end whose cell's outward neighbour has a noisy count above
+        ``_OUTSIDE_EVIDENCE`` (2) noise standard deviations keeps the
+        histograms' end: the data may reach past the cell, a spread mass
+        the selection's penalty would clip.  Every integer column spends it,
+        used or not.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -126,7 +148,7 @@ import pandas as pd
 from ._input import is_datetime
 from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
 from .exceptions import DomainInferenceError, DomainInferenceWarning, PrivacyWarning
-from .privacy import LedgerShare, ThresholdedHistogram, gaussian_sigma
+from .privacy import LedgerShare, ThresholdedHistogram, exponential_epsilon, gaussian_sigma
 
 __all__ = ["learn_domain", "candidate_grid", "year_grid"]
 
@@ -168,6 +190,20 @@ _EVIDENCE_WIDTH = 0.05
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
 #: the two outermost cells.
 _LEVEL_SHARES = (0.5, 0.25, 0.25)
+
+#: The public penalty, in noise units of the bound selection (``2 / epsilon``),
+#: of a bound further out by the whole learned range (see :func:`_select_ends`).
+_RANGE_PRIOR = 50.0
+#: Part of the third level's share spent on the sub-cell histogram (the rest
+#: on the selection of the bounds).
+_SUBCELL_HISTOGRAM_SHARE = 0.3
+#: The selected end is used only for a column whose noisy number of values is
+#: at least this many of the selection's noise units.
+_SELECTION_ROWS = 50.0
+#: ... and only for an end whose cell's outward neighbour has a noisy count
+#: below this many noise standard deviations (no evidence that the data
+#: reaches past the cell, so that the selection does not clip a spread mass).
+_OUTSIDE_EVIDENCE = 2.0
 
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
@@ -483,6 +519,9 @@ class _Range:
     low_count: float
     high_count: float
     signal: bool = True
+    total: float = 0.0  # the noisy number of present values (sum of the noisy blocks)
+    # noisy counts of the cells just outside the low and high cells (0 past the grid)
+    outside: tuple[float, float] = (0.0, 0.0)
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -615,8 +654,11 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
+    outside = (float(cells[low_cell - 1]) if low_cell > 0 else 0.0,
+               float(cells[high_cell + 1]) if high_cell + 1 < cells.size else 0.0)
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
-                  float(cells[low_cell]), float(cells[high_cell]))
+                  float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
+                  outside=outside)
 
 
 def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -687,30 +729,119 @@ def _sub_grid(grid: _Grid, found: _Range,
 
 def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                     frame: pd.DataFrame) -> dict:
-    """Bounds narrowed to sub-cells: one more noisy histogram per column, of the
-    sub-cells of the cells its bounds end in (one pass over an engine for them
-    all).  Every column spends it, with signal or not, so that the ledger
-    holds the same entries whatever the noise decided."""
+    """Bounds narrowed to sub-cells of the cells they end in: one more noisy
+    histogram per column, of those sub-cells, narrowing a concentrated end as
+    :func:`_narrowed` does (one pass over an engine for every column).  An
+    integer column spends half of that level on it and half on one
+    exponential-mechanism selection of both ends among its sub-cell edges
+    (:func:`_select_ends`, on the same exact counts), which places an end the
+    histogram leaves at its cell's edge, or narrows one the histogram stops
+    beyond it (:func:`_selected_end`).  Every
+    column spends its releases, with signal or not, so that the ledger holds
+    the same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
-    sigma = budget.sigma * _LEVEL_SHARES[2] ** -0.5
-    sigma_cell = budget.sigma * _LEVEL_SHARES[1] ** -0.5
+    sigma_cell = _level(budget, 1).sigma
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
+        integer = is_integer(frame[name])
+        histogram = _subcell_budget(budget, integer)
         measured = np.union1d(low_part, high_part)
         noisy = np.zeros(sub.left.size)
-        noisy[measured] = _level(budget, 2).noisy_histogram(
+        noisy[measured] = histogram.noisy_histogram(
             counts[name][measured], target=f"range of {name!r}: sub-cells")
-        low, high = out[name].low, out[name].high
-        first = _narrowed(noisy[low_part], sigma, out[name].low_count, sigma_cell, False)
-        low = low if first is None else sub.left[low_part[first]]
-        last = _narrowed(noisy[high_part], sigma, out[name].high_count, sigma_cell, True)
-        high = high if last is None else sub.right[high_part[last]]
+        first = _narrowed(noisy[low_part], histogram.sigma, out[name].low_count, sigma_cell,
+                          False)
+        last = _narrowed(noisy[high_part], histogram.sigma, out[name].high_count, sigma_cell,
+                         True)
+        if integer:
+            selection = _selection_budget(budget)
+            width = max(out[name].high - out[name].low, 1.0)
+            selected = _select_ends(counts[name], low_part, high_part, sub, width, selection,
+                                    target=f"range of {name!r}: bounds")
+            # the more inward of the two ends (the histogram may stop a part
+            # beyond the mass)
+            reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in out[name].outside]
+            first = _inward(first, None if reaches[0] else _selected_end(
+                selected[0], sub, low_part, out[name].total, selection), max)
+            last = _inward(last, None if reaches[1] else _selected_end(
+                selected[1], sub, high_part, out[name].total, selection), min)
+        low = out[name].low if first is None else sub.left[low_part[first]]
+        high = out[name].high if last is None else sub.right[high_part[last]]
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
+
+
+def _inward(histogram_end: int | None, selected_end: int | None, pick) -> int | None:
+    """``pick`` (``max`` for a low end, ``min`` for a high end) of the ends given."""
+    ends = [end for end in (histogram_end, selected_end) if end is not None]
+    return pick(ends) if ends else None
+
+
+def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
+                  selection: _Budget) -> int | None:
+    """The selected end, when its cell is cut one part per integer and the
+    column's noisy number of values (the sum of its noisy blocks) is at least
+    ``_SELECTION_ROWS`` noise units of the selection (``2 / epsilon``): a
+    part the selection's pull towards the data clips then holds less than
+    about ``1 / _SELECTION_ROWS`` of the rows; else None."""
+    one_integer = bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
+    unit = 2.0 / exponential_epsilon(selection.rho_per_column)
+    return chosen if one_integer and total >= _SELECTION_ROWS * unit else None
+
+
+def _subcell_budget(budget: _Budget, integer: bool) -> _Budget:
+    """The budget of a column's sub-cell histogram: the third level's share,
+    less the selection of the bounds for an integer column."""
+    share = _LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0)
+    return replace(budget, rho_per_column=budget.rho_per_column * share)
+
+
+def _selection_budget(budget: _Budget) -> _Budget:
+    """The budget of an integer column's selection of its bounds."""
+    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[2]
+                   * (1 - _SUBCELL_HISTOGRAM_SHARE))
+
+
+def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
+                 sub: _Grid, width: float, budget: _Budget,
+                 target: str) -> tuple[int, int]:
+    """The sub-cells (indices into ``low_part`` and ``high_part``) the bounds
+    end in, chosen together by one exponential mechanism.
+
+    A candidate is a pair: a low bound at the left edge of a sub-cell of the
+    low cell and a high bound at the right edge of one of the high cell, the
+    first below the second.  Its score is minus the rows it clips (exact
+    counts below the low bound and from the high bound on) minus a public
+    penalty: ``_RANGE_PRIOR`` noise units (``2 / epsilon``, nats of the
+    mechanism's odds) per ``width`` (the learned range before the
+    sub-cells, from noisy counts only) that each bound lies outward of its
+    cell's inner end.  Among bounds that clip the same rows (every empty
+    sub-cell beyond the data) the one nearest the data wins: a bound lies
+    ``f * width`` beyond the last value with odds about
+    ``exp(-_RANGE_PRIOR * f)``; it moves outward past a gap only when the
+    rows beyond outweigh the gap's penalty.  Adding or removing a row
+    changes the clipped count of every candidate by at most 1 (a row lies
+    below the low bound or above the high one, never both), so the
+    sensitivity is 1; the penalty does not depend on the data.
+    """
+    epsilon = exponential_epsilon(budget.rho_per_column)
+    below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
+    per_value = _RANGE_PRIOR * 2.0 / epsilon / width  # penalty per unit of the column
+    low_edges, high_edges = sub.left[low_part], sub.right[high_part]
+    low_score = -(below[low_part] + (low_edges[-1] - low_edges) * per_value)
+    high_score = -(below[-1] - below[high_part + 1] + (high_edges - high_edges[0]) * per_value)
+    pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
+                                        indexing="ij")
+    valid = low_edges[pairs_low] < high_edges[pairs_high]
+    pairs_low, pairs_high = pairs_low[valid], pairs_high[valid]
+    chosen = budget.share.select(low_score[pairs_low] + high_score[pairs_high],
+                                 rho=budget.rho_per_column, rng=budget.rng, target=target,
+                                 sensitivity=1.0)
+    return int(pairs_low[chosen]), int(pairs_high[chosen])
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
