@@ -27,7 +27,8 @@ from benchmarks.new_user import (Check, check_sample, is_clear_refusal, run_fit,
 from sklearn_dpsynth.datasets import bundled_flights_path, load_flights
 
 #: Fast settings: the criteria are about plausibility, not about the last digit.
-PARAMS = {"mst": ["max_iter=300"], "aim": ["max_iter=100", "rounds=8"]}
+PARAMS = {"mst": ["max_iter=300", "random_state=0"],
+          "aim": ["max_iter=100", "rounds=8", "random_state=0"]}
 
 
 # -------------------------------------------------------------- the loader
@@ -128,10 +129,28 @@ def drafts(tables):
     return found
 
 
+#: Known gap (issue 23 stays open for it): on the 5,000-row table with nothing
+#: declared, the private ranges of heavy-tailed float columns (dep_delay,
+#: arr_delay, air_time, distance, flight) often end at a decade edge (1,000 or
+#: 10,000) past the data, and the synthetic rows in those empty end bins fall
+#: outside the real range widened by 5%.  Strict: a fix makes these XPASS and
+#: fail, so the marks must then go.
+_KNOWN_GAP = pytest.mark.xfail(strict=True, reason=(
+    "5,000-row table, nothing declared: learned ranges of heavy-tailed float columns "
+    "reach a decade edge past the data (issue 23)"))
+
+
+def _cases():
+    for table in ("flights5k", "flights300"):
+        for method in ("mst", "aim"):
+            for variant in ("undeclared", "draft"):
+                gap = table == "flights5k" and variant == "undeclared"
+                yield pytest.param(table, method, variant, marks=[_KNOWN_GAP] if gap else [],
+                                   id=f"{table}-{method}-{variant}")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["undeclared", "draft"])
-@pytest.mark.parametrize("method", ["mst", "aim"])
-@pytest.mark.parametrize("table", ["flights5k", "flights300"])
+@pytest.mark.parametrize("table, method, variant", list(_cases()))
 def test_new_user_gets_plausible_rows_or_a_clear_refusal(tables, drafts, table, method,
                                                          variant):
     from pathlib import Path
