@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpsynth import DomainInferenceWarning, PrivacyWarning, TableDiscretizer, \
-    describe_domain
+from sklearn_dpsynth import DomainInferenceWarning, IndependentSynthesizer, PrivacyWarning, \
+    TableDiscretizer, describe_domain
+from sklearn_dpsynth.cli import read_table
 from sklearn_dpsynth.public_domain import datetime_unit, outward_round, typed_text
 
 
@@ -246,3 +247,21 @@ def test_long_tail_of_rare_values_lists_no_value_but_a_listable_tail_is_listed()
     assert draft["precinct"]["note"].startswith("high-cardinality: ")
     assert "the 99 most frequent hold" in draft["precinct"]["note"]
     assert len(draft["country"]["categories"]) == 99 and draft["country"]["other"] is True
+
+
+def test_a_csv_column_with_a_few_fractions_is_drafted_as_numbers(tmp_path):
+    """The kind rule calls a column whole when 95% of its numbers are (it must
+    resist noise on private counts); ``describe`` reads exactly, so one
+    fraction makes the column numeric and the draft reads every value back
+    (a column of 2.6% fractions was drafted 'integer' and its fit refused)."""
+    path = tmp_path / "visib.csv"
+    pd.DataFrame({"visib": ["10.0"] * 97 + ["0.25", "0.5", "2.5"],
+                  "n": ["1", "2", "3", "4"] * 25}).to_csv(path, index=False)
+    frame = read_table(str(path))
+    assert str(frame["visib"].dtype) == "float64" and str(frame["n"].dtype) == "Int64"
+    with pytest.warns(PrivacyWarning):
+        draft = describe_domain(frame)
+    assert draft["visib"]["integer"] is False and draft["n"]["integer"] is True
+    model = IndependentSynthesizer(domain=draft, random_state=0).fit(
+        read_table(str(path), as_text=True), epsilon=5.0)
+    assert model.sample(50, random_state=0)["visib"].between(0.2, 10.0).all()
