@@ -168,11 +168,11 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     unlisted = [str(name) for name, entry in declaration.items()
-                if entry.get("kind") == "category" and "categories" not in entry]
+                if entry.get("kind") == "category" and entry.get("categories") == []]
     if unlisted:
         print("note: values not listed (identifiers, free text, long tails): "
-              f"{', '.join(unlisted)}; drop these columns or declare their categories",
-              file=sys.stderr)
+              f"{', '.join(unlisted)}; drafted as '<other>' only: drop these columns or "
+              "declare their public categories", file=sys.stderr)
     text = json.dumps(declaration, indent=2, default=str)
     if args.output:
         Path(args.output).write_text(text + "\n")

@@ -214,7 +214,7 @@ class ColumnSpec:
         cats = [c for c in self.categories if not _is_missing_scalar(c)]
         if len(cats) < len(self.categories):
             self.missing = True
-        if not cats and not self.missing:
+        if not cats and not self.missing and not self.other:
             raise ValueError(f"column {self.name!r}: the category list is empty.")
         if len(set(cats)) != len(cats):
             raise ValueError(f"column {self.name!r}: categories contain duplicates.")

@@ -125,10 +125,12 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
       nearly all distinct), free-text columns (long values, many distinct)
       and long tails (more than ``max_categories`` values, the listed ones
       holding less than half the rows): those list **no value**, as
-      ``{"kind": "category", "note": ...}``, since listing them would copy
-      identifiers, sentences or rare values into every synthetic table.  Drop such a column, or
-      declare its categories; left as drafted, fitting learns its
-      categories privately.
+      ``{"kind": "category", "categories": [], "other": True, "note": ...}``
+      (every value ``"<other>"``), since listing them would copy identifiers,
+      sentences or rare values into every synthetic table, and learning
+      them privately from a large table would still release its most
+      frequent identifiers.  Drop such a column, or declare its public
+      categories.
 
     Text columns (as read from a CSV file) are read as numbers when every
     present value is a number, and as date-times when every present value
@@ -323,8 +325,8 @@ def _describe_categories(series: pd.Series, present: pd.Series, max_categories: 
         return {"categories": [False, True], "other": False}
     counts = present.astype(object).value_counts()
     note = _unlisted_note(present, counts, max_categories)
-    if note is not None:
-        return {"kind": "category", "note": note}
+    if note is not None:  # "<other>" only: no value listed, none learned from the data
+        return {"kind": "category", "categories": [], "other": True, "note": note}
     top = sorted((_plain(v) for v in counts.index[:max_categories]), key=str)
     return {"categories": top, "other": len(counts) > len(top)}
 
@@ -335,7 +337,8 @@ def _unlisted_note(present: pd.Series, counts: pd.Series, max_categories: int) -
     n_distinct, n_rows = len(counts), len(present)
     if n_distinct < IDENTIFIER_MIN_DISTINCT:
         return None
-    advice = "drop this column or declare its categories"
+    advice = ("drafted as '<other>' only (no value listed, none learned): drop this column, "
+              "or declare its public categories to model them")
     text = present.astype(str)
     words = float(text.str.split().str.len().median())
     characters = float(text.str.len().median())

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpsynth import DomainInferenceWarning, IndependentSynthesizer, PrivacyWarning, \
-    TableDiscretizer, describe_domain
+from sklearn_dpsynth import IndependentSynthesizer, PrivacyWarning, TableDiscretizer, \
+    describe_domain
 from sklearn_dpsynth.cli import read_table
 from sklearn_dpsynth.public_domain import datetime_unit, outward_round, typed_text
 
@@ -33,7 +33,7 @@ def test_identifier_column_lists_no_value():
     draft = _draft(frame)
     text = json.dumps(draft["id"])
     assert not any(value in text for value in ids)
-    assert "categories" not in draft["id"] and draft["id"]["kind"] == "category"
+    assert draft["id"]["categories"] == [] and draft["id"]["kind"] == "category"
     assert draft["id"]["note"].startswith("identifier-like: 344 distinct values in 344 rows")
     assert draft["sex"] == {"categories": ["F", "M"], "other": False}
 
@@ -43,7 +43,7 @@ def test_free_text_column_lists_no_value():
     words = np.array(["late", "delivery", "great", "service", "the", "box", "was", "broken"])
     comments = [" ".join(rng.choice(words, 6)) for _ in range(300)]
     draft = _draft(pd.DataFrame({"comment": comments}))
-    assert "categories" not in draft["comment"]
+    assert draft["comment"]["categories"] == []
     assert draft["comment"]["note"].startswith("free text:")
     assert not any(c in json.dumps(draft) for c in comments)
 
@@ -209,10 +209,11 @@ def test_unedited_draft_fits_and_copies_no_identifier(tmp_path, capsys):
     }).to_csv(tmp_path / "data.csv", index=False)
     draft, model = tmp_path / "domain.json", tmp_path / "model.dpsynth"
     assert main(["describe", str(tmp_path / "data.csv"), "-o", str(draft)]) == 0
-    with pytest.warns(DomainInferenceWarning, match=r"\['id'\]"):  # nothing to copy
-        assert main(["fit", str(tmp_path / "data.csv"), "--method", "independent",
-                     "--epsilon", "1", "--delta", "1e-9", "--domain", str(draft), "-o",
-                     str(model), "--quiet"]) == 0
+    # the identifier is drafted "<other>" only: nothing learned, nothing to copy
+    assert json.loads(draft.read_text())["id"]["categories"] == []
+    assert main(["fit", str(tmp_path / "data.csv"), "--method", "independent",
+                 "--epsilon", "1", "--delta", "1e-9", "--domain", str(draft), "-o",
+                 str(model), "--quiet"]) == 0
     capsys.readouterr()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -243,7 +244,7 @@ def test_long_tail_of_rare_values_lists_no_value_but_a_listable_tail_is_listed()
     precinct = [f"P{v:04d}" for v in rng.integers(0, 3000, 6000)]  # ~2 rows a value
     country = ["US"] * 5000 + [f"C{v:03d}" for v in rng.integers(0, 120, 1000)]
     draft = _draft(pd.DataFrame({"precinct": precinct, "country": country}))
-    assert "categories" not in draft["precinct"]
+    assert draft["precinct"]["categories"] == []
     assert draft["precinct"]["note"].startswith("high-cardinality: ")
     assert "the 99 most frequent hold" in draft["precinct"]["note"]
     assert len(draft["country"]["categories"]) == 99 and draft["country"]["other"] is True
