@@ -404,16 +404,6 @@ class PrivacyLedger(_Spending):
             values = values + curve[1][np.searchsorted(curve[0], orders)]
         return rdp_to_epsilon(orders, values, conv_delta)[0]
 
-    @staticmethod
-    def _common_orders(curves: list[LedgerEntry], curve) -> np.ndarray:
-        sets = [set(e.rdp_orders) for e in curves]
-        if curve is not None:
-            sets.append({float(a) for a in curve[0]})
-        orders = sorted(set.intersection(*sets))
-        if not orders:
-            raise ValueError("Renyi curves in the ledger share no common order.")
-        return np.asarray(orders, dtype=float)
-
     def fits(self, **candidate: Any) -> bool:
         """Whether an entry with the given costs would stay within budget.
 
