@@ -196,15 +196,6 @@ class DiscreteGaussian(Mechanism):
 
 
 # ------------------------------------------------------------ selection
-def _check_scores(scores: Any) -> np.ndarray:
-    scores = np.asarray(scores, dtype=float).ravel()
-    if scores.size == 0:
-        raise ValueError("scores must contain at least one candidate.")
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("scores must be finite.")
-    return scores
-
-
 class _Selection(Mechanism):
     """A pure-DP selection at ``epsilon`` among scored candidates.
 
@@ -231,7 +222,8 @@ class _Selection(Mechanism):
         Parameters
         ----------
         values : array-like of float
-            Quality score of every candidate (higher is better).
+            Quality score of every candidate (higher is better), finite; checked
+            by the sampler (``privacy._exact``), which names what is wrong.
         rng : numpy.random.Generator
             Source of randomness.
 
@@ -239,8 +231,7 @@ class _Selection(Mechanism):
         -------
         index : int
         """
-        scores = _check_scores(values)
-        return int(type(self)._choose(scores, self.epsilon, self.sensitivity, rng))
+        return int(type(self)._choose(values, self.epsilon, self.sensitivity, rng))
 
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> "Mechanism":
