@@ -190,9 +190,7 @@ class DiscreteGaussian(Mechanism):
             Integers (held as floats, exactly: below ``2**53``).
         """
         counts = _as_integers(values, "the discrete Gaussian mechanism")
-        noise = np.asarray(_exact.discrete_gaussian(self.sigma, counts.shape, rng),
-                           dtype=np.int64).reshape(counts.shape)
-        return (counts + noise).astype(float)
+        return (counts + _exact.discrete_gaussian(self.sigma, counts.shape, rng)).astype(float)
 
 
 # ------------------------------------------------------------ selection
