@@ -228,6 +228,16 @@ def test_integer_mechanisms_refuse_fractional_values():
         DiscreteGaussian(1.0).release(np.array([0.5, 1.0]), np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("selection", [ExponentialMechanism, PermuteAndFlip])
+def test_selections_refuse_empty_or_non_finite_scores(selection):
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="at least one candidate"):
+        selection(1.0).release([], rng)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="finite"):
+            selection(1.0).release([0.0, bad], rng)
+
+
 def test_one_row_count_release():
     ledger = PrivacyLedger(1.0, 1e-6)
     count = noisy_row_count(ledger, 1000, 0.01, np.random.default_rng(0))
