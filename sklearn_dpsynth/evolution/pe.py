@@ -13,8 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
-from ..public.base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
-                           WeightedRecords, draw_indices)
+from ..public.base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+                           RecordsModelMixin, WeightedRecords, draw_indices)
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
 
@@ -285,7 +285,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
-        "smoothing": [Interval(Real, 0, 1, closed="left")],
+        "smoothing": [SMOOTHING_CONSTRAINT],
         "verbose": ["verbose"],
     }
 

@@ -16,19 +16,24 @@
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Sequence
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from .._base import PublicDataSynthesizer
 
 __all__ = ["PublicDataSynthesizer", "WeightedRecords", "uniform_rows", "draw_indices",
-           "DEFAULT_SMOOTHING"]
+           "DEFAULT_SMOOTHING", "SMOOTHING_CONSTRAINT"]
 
 #: Default weight ``lam`` of the independent base measure in the smoothed
 #: densities of the record-based methods (PMW-pub, MST+public, Private
 #: Evolution): a public constant, see :class:`WeightedRecords`.
 DEFAULT_SMOOTHING = 0.05
+
+#: Their ``smoothing`` parameter's constraint: a weight in ``[0, 1)``.
+SMOOTHING_CONSTRAINT = Interval(Real, 0, 1, closed="left")
 
 
 def uniform_rows(sizes: Sequence[int], n_rows: int, rng: np.random.Generator) -> np.ndarray:
