@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._progress import Progress
 from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
 from ..public.base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
@@ -403,10 +403,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                 "n_distinct": int(np.unique(candidates, axis=0).shape[0]),
                 "kept": int(np.count_nonzero(probs))}
         self.history_.append(info)
-        if self.verbose:
-            print(f"[PE round {info['round']}: {info['n_candidates']} candidates "
-                  f"({info['n_distinct']} distinct), {info['kept']} with votes]", file=sys.stderr,
-                  flush=True)
+        Progress(self.verbose).line(
+            f"[PE round {info['round']}: {info['n_candidates']} candidates "
+            f"({info['n_distinct']} distinct), {info['kept']} with votes]")
 
 
 def _sees_public(spec: Any) -> bool:
