@@ -175,8 +175,12 @@ class WeightedRecords:
         Without smoothing, rows equal to no record have probability 0
         (``-inf``); with it every row of the domain is finite.
         """
+        mass: dict[bytes, float] = {}
+        for key, p in zip(_row_keys(self.codes), self.probabilities):
+            mass[key] = mass.get(key, 0.0) + p
+        probs = np.array([mass.get(key, 0.0) for key in _row_keys(codes)])
         with np.errstate(divide="ignore"):
-            log_records = np.log(self._record_mass(codes))
+            log_records = np.log(probs)
         if self.base is None:
             return log_records
         codes = np.asarray(codes, dtype=np.int64)
@@ -186,17 +190,6 @@ class WeightedRecords:
         return np.logaddexp(np.log1p(-self.smoothing) + log_records,
                             np.log(self.smoothing) + log_base)
 
-    def _record_mass(self, codes: np.ndarray) -> np.ndarray:
-        """Probability of the records equal to each row (0 for a row equal to none).
-
-        Repeated records add up, in the order of the records.
-        """
-        records, rows = _row_keys(self.codes), _row_keys(codes)
-        keys, inverse = np.unique(records, return_inverse=True)
-        mass = np.bincount(inverse.ravel(), weights=self.probabilities, minlength=keys.size)
-        at = np.minimum(np.searchsorted(keys, rows), keys.size - 1)
-        return np.where(keys[at] == rows, mass[at], 0.0)
-
 
 def draw_indices(probs: np.ndarray, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """``n_samples`` indices drawn i.i.d. with probabilities proportional to ``probs``."""
@@ -205,12 +198,9 @@ def draw_indices(probs: np.ndarray, n_samples: int, rng: np.random.Generator) ->
     return np.minimum(picks, len(probs) - 1)
 
 
-def _row_keys(codes: np.ndarray) -> np.ndarray:
-    """One sortable key per row: its int64 codes viewed as a single void scalar."""
+def _row_keys(codes: np.ndarray) -> list[bytes]:
     rows = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
-    if rows.shape[1] == 0:
-        return np.zeros(rows.shape[0], dtype=np.int64)
-    return rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
+    return [row.tobytes() for row in rows]
 
 
 class RecordsModelMixin:
