@@ -143,6 +143,20 @@ def test_reproducible_and_clonable(private):
     np.testing.assert_array_equal(a.score_samples(private), b.score_samples(private))
 
 
+def test_verbose_prints_one_stderr_line_per_round_and_quiet_prints_nothing(private, capsys):
+    params = dict(domain=DOMAIN, rounds=3, n_synthetic=200, random_state=0)
+    quiet = PrivateEvolutionSynthesizer(**params).fit(private, epsilon=1.0)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    loud = PrivateEvolutionSynthesizer(**params, verbose=1).fit(private, epsilon=1.0)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"[PE round {h['round']}: {h['n_candidates']} candidates ({h['n_distinct']} distinct), "
+        f"{h['kept']} with votes]" for h in loud.history_]
+    assert len(loud.history_) == 3 and loud.history_ == quiet.history_
+
+
 def test_neighbouring_tables_get_the_same_ledger(private):
     ledgers = []
     for table in (private, private.iloc[1:]):

@@ -24,6 +24,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..public.base import uniform_rows
+
 __all__ = ["RowGenerator", "UniformGenerator", "MutationGenerator", "PublicBootstrapGenerator",
            "SynthesizerGenerator", "make_generator"]
 
@@ -80,8 +82,7 @@ class UniformGenerator:
 
     def random_rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` rows drawn uniformly from the domain."""
-        return np.column_stack([rng.integers(0, k, size=n) for k in self.sizes]
-                               ).astype(np.int64)
+        return uniform_rows(self.sizes, n, rng)
 
     def variations(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Every row with ``n_resample`` random columns redrawn uniformly."""
@@ -139,8 +140,7 @@ class MutationGenerator:
     def random_rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` rows drawn uniformly from the domain (and the schedule restarts)."""
         self.calls = 0
-        return np.column_stack([rng.integers(0, k, size=n) for k in self.sizes]
-                               ).astype(np.int64)
+        return uniform_rows(self.sizes, n, rng)
 
     def variations(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Every cell replaced by a uniform code with probability ``rate(t)``."""

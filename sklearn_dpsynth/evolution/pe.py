@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -11,10 +10,11 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._progress import Progress
 from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
-from ..public.base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
-                           WeightedRecords, draw_indices)
+from ..public.base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+                           RecordsModelMixin, WeightedRecords, draw_indices)
 from ._voting import noisy_vote_distribution, vote_histogram
 from .generators import make_generator
 
@@ -285,7 +285,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "threshold": [Interval(Real, 0, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "n_resample": [Interval(Integral, 1, None, closed="left")],
-        "smoothing": [Interval(Real, 0, 1, closed="left")],
+        "smoothing": [SMOOTHING_CONSTRAINT],
         "verbose": ["verbose"],
     }
 
@@ -403,10 +403,9 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
                 "n_distinct": int(np.unique(candidates, axis=0).shape[0]),
                 "kept": int(np.count_nonzero(probs))}
         self.history_.append(info)
-        if self.verbose:
-            print(f"[PE round {info['round']}: {info['n_candidates']} candidates "
-                  f"({info['n_distinct']} distinct), {info['kept']} with votes]", file=sys.stderr,
-                  flush=True)
+        Progress(self.verbose).line(
+            f"[PE round {info['round']}: {info['n_candidates']} candidates "
+            f"({info['n_distinct']} distinct), {info['kept']} with votes]")
 
 
 def _sees_public(spec: Any) -> bool:

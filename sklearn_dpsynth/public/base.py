@@ -16,19 +16,24 @@
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Sequence
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from .._base import PublicDataSynthesizer
 
 __all__ = ["PublicDataSynthesizer", "WeightedRecords", "uniform_rows", "draw_indices",
-           "DEFAULT_SMOOTHING"]
+           "DEFAULT_SMOOTHING", "SMOOTHING_CONSTRAINT"]
 
 #: Default weight ``lam`` of the independent base measure in the smoothed
 #: densities of the record-based methods (PMW-pub, MST+public, Private
 #: Evolution): a public constant, see :class:`WeightedRecords`.
 DEFAULT_SMOOTHING = 0.05
+
+#: Their ``smoothing`` parameter's constraint: a weight in ``[0, 1)``.
+SMOOTHING_CONSTRAINT = Interval(Real, 0, 1, closed="left")
 
 
 def uniform_rows(sizes: Sequence[int], n_rows: int, rng: np.random.Generator) -> np.ndarray:
@@ -139,22 +144,23 @@ class WeightedRecords:
         out[from_base] = self._sample_base(n_base, rng, conditions)
         return out
 
-    def _matching_mass(self, conditions: dict[int, int]) -> float:
-        if not conditions:
-            return 1.0
+    def _matching(self, conditions: dict[int, int]) -> np.ndarray:
+        """Which records agree with ``conditions``."""
         match = np.ones(len(self.probabilities), dtype=bool)
         for column, code in conditions.items():
             match &= self.codes[:, column] == code
-        return float(self.probabilities[match].sum())
+        return match
+
+    def _matching_mass(self, conditions: dict[int, int]) -> float:
+        if not conditions:
+            return 1.0
+        return float(self.probabilities[self._matching(conditions)].sum())
 
     def _sample_records(self, n_samples: int, rng: np.random.Generator,
                         conditions: dict[int, int]) -> np.ndarray:
         probs = self.probabilities
         if conditions:
-            match = np.ones(len(probs), dtype=bool)
-            for column, code in conditions.items():
-                match &= self.codes[:, column] == code
-            probs = np.where(match, probs, 0.0)
+            probs = np.where(self._matching(conditions), probs, 0.0)
         return self.codes[draw_indices(probs, n_samples, rng)]
 
     def _sample_base(self, n_samples: int, rng: np.random.Generator,

@@ -14,8 +14,8 @@ from ..marginal.budget import budget_shares
 from ..marginal.selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                                   mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
-                   WeightedRecords, uniform_rows)
+from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+                   RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total
 from .pmw import _progress
@@ -142,7 +142,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [Interval(Real, 0, 1, closed="left")],
+        "smoothing": [SMOOTHING_CONSTRAINT],
         "verbose": ["verbose"],
     }
 

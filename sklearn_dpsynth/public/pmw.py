@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval
 
 from .._progress import Progress
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, PublicDataSynthesizer, RecordsModelMixin,
-                   WeightedRecords, uniform_rows)
+from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+                   RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total, workload_positions
 
@@ -145,7 +145,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         "n_uniform": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [Interval(Real, 0, 1, closed="left")],
+        "smoothing": [SMOOTHING_CONSTRAINT],
         "verbose": ["verbose"],
     }
 
