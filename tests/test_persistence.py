@@ -83,6 +83,34 @@ def test_the_file_is_json_and_plain_arrays(fitted):
     assert _bytes(fitted) == _bytes(fitted)  # no dates, no seeds: the same model, the same bytes
 
 
+def _values(node, name):
+    """Every value stored under the key ``name`` anywhere in a model.json structure."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == name:
+                yield value
+            yield from _values(value, name)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _values(item, name)
+
+
+def test_derivable_caches_are_not_saved_and_are_rebuilt(fitted):
+    fitted.score(_table(seed=2))  # fills the categories' lookups and the message plan
+    specs = fitted.domain_.specs
+    assert any(spec._lookup is not None for spec in specs)
+    assert fitted.model_.tree._message_plan is not None
+    _, structure, _ = _parts(_bytes(fitted))
+    for cache in ("_lookup", "_message_plan", "_separator_plan", "_beliefs"):
+        assert list(_values(structure, cache)) and all(
+            value is None for value in _values(structure, cache)), cache
+    loaded = load(io.BytesIO(_bytes(fitted)))
+    table = _table(seed=1)
+    assert loaded.score(table) == fitted.score(table)
+    assert [spec.encode(table[spec.name]).tolist() for spec in loaded.domain_.specs] == \
+        [spec.encode(table[spec.name]).tolist() for spec in specs]
+
+
 def test_the_seed_is_dropped_by_default(fitted, tmp_path):
     save(fitted, tmp_path / "m")
     loaded = load(tmp_path / "m")

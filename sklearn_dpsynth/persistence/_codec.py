@@ -256,7 +256,8 @@ class Decoder:
     Parameters
     ----------
     arrays : list of bytes
-        The raw ``.npy`` entries of the file.
+        The raw ``.npy`` entries of the file; consumed: an entry's bytes
+        are released once its array is built.
     """
 
     _TAGS = ("$tuple", "$dict", "$set", "$frozenset", "$float", "$array", "$strarray",
@@ -334,6 +335,7 @@ class Decoder:
             raise ModelFileError("The model file refers to an array it does not hold.")
         if body not in self._arrays:
             self._arrays[body] = decode_array(self._raw[body], f"arrays/{body}.npy")
+            self._raw[body] = b""  # decoded once: its bytes are not held twice
         return self._arrays[body]
 
     def _strarray(self, body: Any, depth: int) -> np.ndarray:

@@ -50,17 +50,20 @@ _ARRAY_DTYPE = re.compile(
     r"[<>|]?(b1|[iu][1248]|f[248]|c(8|16)|[Mm]8(\[[0-9]{0,3}[a-zA-Z]{1,2}\])?)")
 
 
-def check_array_dtype(dtype: np.dtype, shown: str | None = None) -> np.dtype:
+def check_array_dtype(dtype: np.dtype) -> np.dtype:
     """``dtype`` if a model file may hold arrays of it, else an UnsafeModelFileError."""
     if (not isinstance(dtype, np.dtype) or dtype.fields is not None or dtype.subdtype is not None
-            or dtype.hasobject or shown is not None or not _ARRAY_DTYPE.fullmatch(dtype.str)):
-        shown = f"{dtype!s:.60}" if shown is None else shown[:60]
-        error = UnsafeModelFileError(
-            f"The model file holds an array of dtype {shown}; model files hold only "
-            "plain numeric, bool and datetime arrays.")
-        error.global_name = shown
-        raise error
+            or dtype.hasobject or not _ARRAY_DTYPE.fullmatch(dtype.str)):
+        _refuse_dtype(f"{dtype!s}")
     return dtype
+
+
+def _refuse_dtype(shown: str) -> None:
+    error = UnsafeModelFileError(
+        f"The model file holds an array of dtype {shown[:60]}; model files hold only "
+        "plain numeric, bool and datetime arrays.")
+    error.global_name = shown[:60]
+    raise error
 
 
 _NPY_HEADER = re.compile(
@@ -88,7 +91,7 @@ def _npy_header(data: bytes, name: str) -> tuple[np.dtype, tuple, bool, int]:
                                    "the one of a plain numeric array.")
     descr, fortran, shape_text = match.groups()
     if not _ARRAY_DTYPE.fullmatch(descr):
-        check_array_dtype(np.dtype("V1"), descr)
+        _refuse_dtype(descr)
     shape = tuple(int(k) for k in shape_text.replace(" ", "").split(",") if k)
     return check_array_dtype(np.dtype(descr)), shape, fortran == "True", start + length
 

@@ -15,7 +15,8 @@ import json
 import pickle
 from typing import Any
 
-_MAGIC = b"DPSYNTH-MODEL\n"
+from ._container import MAGIC
+
 _PACKAGE = "sklearn_dpsynth"
 
 #: Globals outside the package that a saved model may name.
@@ -77,12 +78,11 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-
 def load_v1(blob: bytes) -> Any:
     """The model of a version-1 file's bytes (unpickled: trusted files only)."""
-    if not blob.startswith(_MAGIC):
+    if not blob.startswith(MAGIC):
         raise ValueError("Not a sklearn-dpsynth model file.")
-    line, _, payload = blob[len(_MAGIC):].partition(b"\n")
+    line, _, payload = blob[len(MAGIC):].partition(b"\n")
     if json.loads(line.decode()).get("format_version") != 1:
         raise ValueError("Not a version-1 model file.")
     model = _RestrictedUnpickler(io.BytesIO(payload)).load()

@@ -49,7 +49,6 @@ def _core_value_types() -> list[ValueType]:
                                         SynthesizerGenerator, UniformGenerator)
     from ..marginal.compression import DomainCompression
     from ..pgm.domain import ModelDomain
-    from ..pgm.inference import MessagePlan
     from ..pgm.junction_tree import JunctionTree
     from ..pgm.model import GraphicalModel
     from ..privacy import LedgerEntry, PrivacyLedger
@@ -60,7 +59,8 @@ def _core_value_types() -> list[ValueType]:
         ValueType(Domain, ("specs",)),
         ValueType(ColumnSpec, ("name", "kind", "n_codes", "categories", "edges", "points",
                                "integer", "missing", "other", "clip", "value_type", "unit",
-                               "tz", "_lookup")),
+                               "tz", "_lookup"),
+                  caches=("_lookup",)),
         ValueType(ColumnKind, ("kind", "unit", "tz")),
         ValueType(PrivacyLedger, ("epsilon", "delta", "entries")),
         ValueType(LedgerEntry, ("target", "mechanism", "rho", "delta", "sensitivity",
@@ -68,13 +68,10 @@ def _core_value_types() -> list[ValueType]:
         ValueType(DomainCompression, ("original_sizes", "sizes", "mappings", "group_sizes",
                                       "_members", "_starts")),
         ValueType(ModelDomain, ("attributes", "shape", "_position")),
-        ValueType(MessagePlan, ("shapes", "children", "child_axes", "child_shape",
-                                "parent_axes", "parent_shape", "upward_groups",
-                                "downward_groups")),
         ValueType(JunctionTree, ("domain", "input_cliques", "cliques", "edges", "order",
                                  "parent", "_neighbors", "_rank", "_cells", "_message_plan",
                                  "_separator_plan"),
-                  caches=("_separator_plan",)),
+                  caches=("_message_plan", "_separator_plan")),
         ValueType(GraphicalModel, ("domain", "tree", "cliques", "total", "_tables", "_beliefs"),
                   caches=("_beliefs",)),
         ValueType(WeightedRecords, ("codes", "probabilities", "smoothing", "base")),
