@@ -347,3 +347,12 @@ def test_auto_model_dtype_follows_the_counts_rounding_against_the_noise(net):
 def test_bad_model_dtype_is_a_value_error_naming_it(net):
     with pytest.raises(ValueError, match="model_dtype"):
         _aim(net, model_dtype="float16").fit(net.frame, epsilon=1.0)
+
+
+def test_history_holds_no_timing(net):
+    """A round's wall-clock time grows with the private row count and is not a DP
+    output: it must not be kept in ``history_`` (nor in saved models)."""
+    synth = _aim(net).fit(net.frame, epsilon=1.0)
+    keys = {key for info in synth.history_ for key in info}
+    assert keys and not {key for key in keys if "elapsed" in key or "time" in key
+                         or key.endswith("_s")}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Callable, Hashable
@@ -200,7 +199,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         One dict per round: ``round``, ``clique``, ``sigma``, ``epsilon``,
         ``annealed``, ``final``, ``rho_used``, ``rho_total``,
         ``budget_used`` (fraction), ``model_size_mb``, ``size_limit_mb``,
-        ``n_candidates``, ``estimation_iterations`` and ``elapsed_s``.
+        ``n_candidates`` and ``estimation_iterations`` (no timings: the
+        time a round takes grows with the private row count, so it is not
+        kept in the model or its file).
     estimation_info_ : dict
         What :func:`sklearn_dpsynth.pgm.estimate` reported on the final
         estimation, and ``stopped_by`` (``"target"``, ``"out of reach"``
@@ -439,7 +440,6 @@ class _Run:
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
-        self._clock = time.perf_counter()
 
     # ---------------------------------------------------------- releases
     @property
@@ -540,7 +540,6 @@ class _Run:
             "size_limit_mb": limit,
             "n_candidates": n_candidates,
             "estimation_iterations": est["iterations"],
-            "elapsed_s": time.perf_counter() - self._clock,
         }
 
     def finish(self, max_iters: int) -> tuple[GraphicalModel, dict]:
