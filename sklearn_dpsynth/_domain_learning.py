@@ -534,13 +534,19 @@ def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
     give or take the noise.  Returns its index, or None.
     """
     order = noisy[::-1] if from_top else noisy
-    k = np.arange(1, order.size + 1)
-    hit = (order > _BOUND_THRESHOLD * sigma) | \
-        (np.cumsum(order) > _BOUND_THRESHOLD * sigma * np.sqrt(k))
-    if not hit.any():
+    first = _first_above(order, sigma, _BOUND_THRESHOLD)
+    if first is None:
         return None
-    first = int(np.argmax(hit))
     return order.size - 1 - first if from_top else first
+
+
+def _first_above(order: np.ndarray, sigma: float, threshold: float) -> int | None:
+    """The first unit of ``order`` whose noisy count, or the noisy count of all
+    units up to it (``k`` of them), exceeds ``threshold`` of its noise
+    standard deviation (``sigma`` or ``sigma * sqrt(k)``); None if none does."""
+    k = np.arange(1, order.size + 1)
+    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
+    return int(np.argmax(hit)) if hit.any() else None
 
 
 def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -675,12 +681,9 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
     the parts beyond look empty, not merely thin.
     """
     order = noisy[::-1] if from_top else noisy
-    k = np.arange(1, order.size + 1)
-    threshold = _EVIDENCE_THRESHOLD
-    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
-    if not hit.any():
+    first = _first_above(order, sigma, _EVIDENCE_THRESHOLD)
+    if first is None:
         return None
-    first = int(np.argmax(hit))
     beyond, spread = _mass_beyond(order, first, sigma, total, sigma_total)
     if beyond > _EVIDENCE_BEYOND * spread:
         return None
