@@ -346,15 +346,18 @@ class _Budget:
     rho_per_column: float
     delta_per_categorical: float
 
+    def part(self, share: float) -> "_Budget":
+        """The budget of one release that spends ``share`` of ``rho_per_column``."""
+        return replace(self, rho_per_column=self.rho_per_column * share)
+
     def categorical(self) -> "_Budget":
         """The budget of a categorical column's thresholded histogram."""
-        return replace(self, rho_per_column=self.rho_per_column * _CATEGORICAL_WEIGHT
-                       * (1 - _PRESENT_COUNT_SHARE))
+        return self.part(_CATEGORICAL_WEIGHT).part(1 - _PRESENT_COUNT_SHARE)
 
     def noisy_present_count(self, n_present: float, target: str) -> float:
         """The number of a categorical column's present values, with discrete
         Gaussian noise (sensitivity 1), on its ``_PRESENT_COUNT_SHARE``."""
-        sigma = gaussian_sigma(self.rho_per_column * _CATEGORICAL_WEIGHT * _PRESENT_COUNT_SHARE)
+        sigma = self.part(_CATEGORICAL_WEIGHT).part(_PRESENT_COUNT_SHARE).sigma
         return float(self.share.gaussian(np.array([int(n_present)]), sigma=sigma, rng=self.rng,
                                          target=target, n_cells=1)[0])
 
@@ -633,9 +636,9 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     ``signal=False``.
     """
     sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
-    blocks = _level(budget, 0).noisy_histogram(
+    blocks = budget.part(_LEVEL_SHARES[0]).noisy_histogram(
         np.bincount(grid.block, weights=counts), target=f"range of {name!r}: blocks")
-    cells = _level(budget, 1).noisy_histogram(counts, target=f"range of {name!r}: cells")
+    cells = budget.part(_LEVEL_SHARES[1]).noisy_histogram(counts, target=f"range of {name!r}: cells")
     ends = _ends(blocks, sigmas[0])
     if ends is None:
         last = grid.left.size - 1
@@ -710,11 +713,6 @@ def _block_width(grid: _Grid, block: int) -> float:
     return float(grid.right[cells[-1]] - grid.left[cells[0]])
 
 
-def _level(budget: _Budget, level: int) -> _Budget:
-    """The budget of one of a ranged column's three histograms."""
-    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[level])
-
-
 def _sub_grid(grid: _Grid, found: _Range,
               integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
     """The sub-cells of the outermost cells of ``found`` as one grid, and the
@@ -745,7 +743,7 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
-    sigma_cell = _level(budget, 1).sigma
+    sigma_cell = budget.part(_LEVEL_SHARES[1]).sigma
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
@@ -799,14 +797,12 @@ def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
 def _subcell_budget(budget: _Budget, integer: bool) -> _Budget:
     """The budget of a column's sub-cell histogram: the third level's share,
     less the selection of the bounds for an integer column."""
-    share = _LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0)
-    return replace(budget, rho_per_column=budget.rho_per_column * share)
+    return budget.part(_LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0))
 
 
 def _selection_budget(budget: _Budget) -> _Budget:
     """The budget of an integer column's selection of its bounds."""
-    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[2]
-                   * (1 - _SUBCELL_HISTOGRAM_SHARE))
+    return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
 
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
