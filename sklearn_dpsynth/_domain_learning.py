@@ -733,8 +733,8 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     """Bounds narrowed to sub-cells of the cells they end in: one more noisy
     histogram per column, of those sub-cells, narrowing a concentrated end as
     :func:`_narrowed` does (one pass over an engine for every column).  An
-    integer column spends half of that level on it and half on one
-    exponential-mechanism selection of both ends among its sub-cell edges
+    integer column spends ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on
+    it and the rest on one exponential-mechanism selection of both ends among its sub-cell edges
     (:func:`_select_ends`, on the same exact counts), which places an end the
     histogram leaves at its cell's edge, or narrows one the histogram stops
     beyond it (:func:`_selected_end`).  Every
@@ -1105,7 +1105,9 @@ def learn_domain(
     Warns
     -----
     DomainInferenceWarning
-        Once, naming the columns learned in a grid cell touching 0 and, with
+        Once, naming the columns learned in a grid cell touching 0, the
+        categorical columns modelled as ``"<other>"`` alone (no category
+        kept, many values: identifier-like or long-tailed) and, with
         ``preprocessing="private-lenient"``, those without signal (see the
         module docstring for their fallback).
     """
