@@ -631,36 +631,23 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     """Bounds from the noisy histograms of the blocks and of the cells.
 
     The blocks locate the outermost significant mass (e.g. a decade); the
-    cells of each outermost block narrow it to a cell (:func:`_narrowed`)
-    or keep the block's edge.  Without signal: the whole grid,
+    cells of each outermost block narrow it to a cell or keep the block's
+    edge (:func:`_end_cell`, the same rule at either end).  Without signal: the whole grid,
     ``signal=False``.
     """
     sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
     blocks = budget.part(_LEVEL_SHARES[0]).noisy_histogram(
         np.bincount(grid.block, weights=counts), target=f"range of {name!r}: blocks")
-    cells = budget.part(_LEVEL_SHARES[1]).noisy_histogram(counts, target=f"range of {name!r}: cells")
+    cells = budget.part(_LEVEL_SHARES[1]).noisy_histogram(
+        counts, target=f"range of {name!r}: cells")
     ends = _ends(blocks, sigmas[0])
     if ends is None:
         last = grid.left.size - 1
         return _Range(grid.left[0], grid.right[last], 0, last, cells[0], cells[last], False)
-    in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
-    low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
-    high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
-    span = grid.right[in_high[-1]] - grid.left[in_low[0]]
-    # a spread mass in a block that is a large part of the range: its outermost
-    # cell with evidence of mass
-    if low_cell is None and _block_width(grid, ends[0]) > _EVIDENCE_WIDTH * span:
-        low_cell = _outermost_evidence(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0],
-                                       False)
-    if high_cell is None and _block_width(grid, ends[1]) > _EVIDENCE_WIDTH * span:
-        high_cell = _outermost_evidence(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0],
-                                        True)
-    if low_cell is None:  # a spread mass reaching the block's edge may go on
-        in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
-    if high_cell is None:
-        in_high = _with_tail(grid, blocks, ends[1], +1, sigmas[0])
-    low_cell = int(in_low[0] if low_cell is None else in_low[low_cell])
-    high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
+    span = (grid.right[grid.cells_of_block(ends[1])[-1]]
+            - grid.left[grid.cells_of_block(ends[0])[0]])
+    low_cell, in_low = _end_cell(grid, blocks, cells, ends[0], sigmas, span, from_top=False)
+    high_cell, in_high = _end_cell(grid, blocks, cells, ends[1], sigmas, span, from_top=True)
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
     outside = (float(cells[low_cell - 1]) if low_cell > 0 else 0.0,
@@ -668,6 +655,28 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
                   outside=outside)
+
+
+def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
+              sigmas: Sequence[float], span: float, from_top: bool) -> tuple[int, np.ndarray]:
+    """The cell one bound ends in, and the cells it was chosen from.
+
+    ``block`` is where significant mass starts from that end.  Its cells
+    narrow the bound (:func:`_narrowed`); a spread mass in a block wider
+    than ``_EVIDENCE_WIDTH`` of ``span`` stops at its outermost cell with
+    evidence of mass (:func:`_outermost_evidence`); otherwise the bound
+    stays at the block's edge, or the edge of its neighbour outward when
+    that one holds a tail (:func:`_with_tail`).
+    """
+    in_block = grid.cells_of_block(block)
+    part = _narrowed(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
+    if part is None and _block_width(grid, block) > _EVIDENCE_WIDTH * span:
+        part = _outermost_evidence(cells[in_block], sigmas[1], blocks[block], sigmas[0],
+                                   from_top)
+    if part is not None:
+        return int(in_block[part]), in_block
+    with_tail = _with_tail(grid, blocks, block, +1 if from_top else -1, sigmas[0])
+    return int(with_tail[-1] if from_top else with_tail[0]), with_tail
 
 
 def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
