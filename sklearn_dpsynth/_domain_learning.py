@@ -346,15 +346,18 @@ class _Budget:
     rho_per_column: float
     delta_per_categorical: float
 
+    def part(self, share: float) -> "_Budget":
+        """The budget of one release that spends ``share`` of ``rho_per_column``."""
+        return replace(self, rho_per_column=self.rho_per_column * share)
+
     def categorical(self) -> "_Budget":
         """The budget of a categorical column's thresholded histogram."""
-        return replace(self, rho_per_column=self.rho_per_column * _CATEGORICAL_WEIGHT
-                       * (1 - _PRESENT_COUNT_SHARE))
+        return self.part(_CATEGORICAL_WEIGHT).part(1 - _PRESENT_COUNT_SHARE)
 
     def noisy_present_count(self, n_present: float, target: str) -> float:
         """The number of a categorical column's present values, with discrete
         Gaussian noise (sensitivity 1), on its ``_PRESENT_COUNT_SHARE``."""
-        sigma = gaussian_sigma(self.rho_per_column * _CATEGORICAL_WEIGHT * _PRESENT_COUNT_SHARE)
+        sigma = self.part(_CATEGORICAL_WEIGHT).part(_PRESENT_COUNT_SHARE).sigma
         return float(self.share.gaussian(np.array([int(n_present)]), sigma=sigma, rng=self.rng,
                                          target=target, n_cells=1)[0])
 
@@ -534,13 +537,19 @@ def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
     give or take the noise.  Returns its index, or None.
     """
     order = noisy[::-1] if from_top else noisy
-    k = np.arange(1, order.size + 1)
-    hit = (order > _BOUND_THRESHOLD * sigma) | \
-        (np.cumsum(order) > _BOUND_THRESHOLD * sigma * np.sqrt(k))
-    if not hit.any():
+    first = _first_above(order, sigma, _BOUND_THRESHOLD)
+    if first is None:
         return None
-    first = int(np.argmax(hit))
     return order.size - 1 - first if from_top else first
+
+
+def _first_above(order: np.ndarray, sigma: float, threshold: float) -> int | None:
+    """The first unit of ``order`` whose noisy count, or the noisy count of all
+    units up to it (``k`` of them), exceeds ``threshold`` of its noise
+    standard deviation (``sigma`` or ``sigma * sqrt(k)``); None if none does."""
+    k = np.arange(1, order.size + 1)
+    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
+    return int(np.argmax(hit)) if hit.any() else None
 
 
 def _narrowed(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -622,36 +631,23 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     """Bounds from the noisy histograms of the blocks and of the cells.
 
     The blocks locate the outermost significant mass (e.g. a decade); the
-    cells of each outermost block narrow it to a cell (:func:`_narrowed`)
-    or keep the block's edge.  Without signal: the whole grid,
+    cells of each outermost block narrow it to a cell or keep the block's
+    edge (:func:`_end_cell`, the same rule at either end).  Without signal: the whole grid,
     ``signal=False``.
     """
     sigmas = [budget.sigma * share ** -0.5 for share in _LEVEL_SHARES]
-    blocks = _level(budget, 0).noisy_histogram(
+    blocks = budget.part(_LEVEL_SHARES[0]).noisy_histogram(
         np.bincount(grid.block, weights=counts), target=f"range of {name!r}: blocks")
-    cells = _level(budget, 1).noisy_histogram(counts, target=f"range of {name!r}: cells")
+    cells = budget.part(_LEVEL_SHARES[1]).noisy_histogram(
+        counts, target=f"range of {name!r}: cells")
     ends = _ends(blocks, sigmas[0])
     if ends is None:
         last = grid.left.size - 1
         return _Range(grid.left[0], grid.right[last], 0, last, cells[0], cells[last], False)
-    in_low, in_high = grid.cells_of_block(ends[0]), grid.cells_of_block(ends[1])
-    low_cell = _narrowed(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0], False)
-    high_cell = _narrowed(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0], True)
-    span = grid.right[in_high[-1]] - grid.left[in_low[0]]
-    # a spread mass in a block that is a large part of the range: its outermost
-    # cell with evidence of mass
-    if low_cell is None and _block_width(grid, ends[0]) > _EVIDENCE_WIDTH * span:
-        low_cell = _outermost_evidence(cells[in_low], sigmas[1], blocks[ends[0]], sigmas[0],
-                                       False)
-    if high_cell is None and _block_width(grid, ends[1]) > _EVIDENCE_WIDTH * span:
-        high_cell = _outermost_evidence(cells[in_high], sigmas[1], blocks[ends[1]], sigmas[0],
-                                        True)
-    if low_cell is None:  # a spread mass reaching the block's edge may go on
-        in_low = _with_tail(grid, blocks, ends[0], -1, sigmas[0])
-    if high_cell is None:
-        in_high = _with_tail(grid, blocks, ends[1], +1, sigmas[0])
-    low_cell = int(in_low[0] if low_cell is None else in_low[low_cell])
-    high_cell = int(in_high[-1] if high_cell is None else in_high[high_cell])
+    span = (grid.right[grid.cells_of_block(ends[1])[-1]]
+            - grid.left[grid.cells_of_block(ends[0])[0]])
+    low_cell, in_low = _end_cell(grid, blocks, cells, ends[0], sigmas, span, from_top=False)
+    high_cell, in_high = _end_cell(grid, blocks, cells, ends[1], sigmas, span, from_top=True)
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
     outside = (float(cells[low_cell - 1]) if low_cell > 0 else 0.0,
@@ -659,6 +655,28 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
                   outside=outside)
+
+
+def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
+              sigmas: Sequence[float], span: float, from_top: bool) -> tuple[int, np.ndarray]:
+    """The cell one bound ends in, and the cells it was chosen from.
+
+    ``block`` is where significant mass starts from that end.  Its cells
+    narrow the bound (:func:`_narrowed`); a spread mass in a block wider
+    than ``_EVIDENCE_WIDTH`` of ``span`` stops at its outermost cell with
+    evidence of mass (:func:`_outermost_evidence`); otherwise the bound
+    stays at the block's edge, or the edge of its neighbour outward when
+    that one holds a tail (:func:`_with_tail`).
+    """
+    in_block = grid.cells_of_block(block)
+    part = _narrowed(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
+    if part is None and _block_width(grid, block) > _EVIDENCE_WIDTH * span:
+        part = _outermost_evidence(cells[in_block], sigmas[1], blocks[block], sigmas[0],
+                                   from_top)
+    if part is not None:
+        return int(in_block[part]), in_block
+    with_tail = _with_tail(grid, blocks, block, +1 if from_top else -1, sigmas[0])
+    return int(with_tail[-1] if from_top else with_tail[0]), with_tail
 
 
 def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -675,12 +693,9 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
     the parts beyond look empty, not merely thin.
     """
     order = noisy[::-1] if from_top else noisy
-    k = np.arange(1, order.size + 1)
-    threshold = _EVIDENCE_THRESHOLD
-    hit = (order > threshold * sigma) | (np.cumsum(order) > threshold * sigma * np.sqrt(k))
-    if not hit.any():
+    first = _first_above(order, sigma, _EVIDENCE_THRESHOLD)
+    if first is None:
         return None
-    first = int(np.argmax(hit))
     beyond, spread = _mass_beyond(order, first, sigma, total, sigma_total)
     if beyond > _EVIDENCE_BEYOND * spread:
         return None
@@ -707,11 +722,6 @@ def _block_width(grid: _Grid, block: int) -> float:
     return float(grid.right[cells[-1]] - grid.left[cells[0]])
 
 
-def _level(budget: _Budget, level: int) -> _Budget:
-    """The budget of one of a ranged column's three histograms."""
-    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[level])
-
-
 def _sub_grid(grid: _Grid, found: _Range,
               integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
     """The sub-cells of the outermost cells of ``found`` as one grid, and the
@@ -732,8 +742,8 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     """Bounds narrowed to sub-cells of the cells they end in: one more noisy
     histogram per column, of those sub-cells, narrowing a concentrated end as
     :func:`_narrowed` does (one pass over an engine for every column).  An
-    integer column spends half of that level on it and half on one
-    exponential-mechanism selection of both ends among its sub-cell edges
+    integer column spends ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on
+    it and the rest on one exponential-mechanism selection of both ends among its sub-cell edges
     (:func:`_select_ends`, on the same exact counts), which places an end the
     histogram leaves at its cell's edge, or narrows one the histogram stops
     beyond it (:func:`_selected_end`).  Every
@@ -742,7 +752,7 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
-    sigma_cell = _level(budget, 1).sigma
+    sigma_cell = budget.part(_LEVEL_SHARES[1]).sigma
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
@@ -796,14 +806,12 @@ def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
 def _subcell_budget(budget: _Budget, integer: bool) -> _Budget:
     """The budget of a column's sub-cell histogram: the third level's share,
     less the selection of the bounds for an integer column."""
-    share = _LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0)
-    return replace(budget, rho_per_column=budget.rho_per_column * share)
+    return budget.part(_LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0))
 
 
 def _selection_budget(budget: _Budget) -> _Budget:
     """The budget of an integer column's selection of its bounds."""
-    return replace(budget, rho_per_column=budget.rho_per_column * _LEVEL_SHARES[2]
-                   * (1 - _SUBCELL_HISTOGRAM_SHARE))
+    return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
 
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
@@ -1106,7 +1114,9 @@ def learn_domain(
     Warns
     -----
     DomainInferenceWarning
-        Once, naming the columns learned in a grid cell touching 0 and, with
+        Once, naming the columns learned in a grid cell touching 0, the
+        categorical columns modelled as ``"<other>"`` alone (no category
+        kept, many values: identifier-like or long-tailed) and, with
         ``preprocessing="private-lenient"``, those without signal (see the
         module docstring for their fallback).
     """

@@ -707,8 +707,15 @@ def _wall_units(seconds: np.ndarray, unit: str, tz: str | None) -> np.ndarray:
 
 def _unit_starts(index: np.ndarray, unit: str, tz: str | None) -> np.ndarray:
     """Starts (seconds since the epoch) of the units of :func:`_wall_units`
-    ``index``, local midnights of ``tz`` included (DST-safe)."""
-    wall = np.asarray(index, dtype=np.int64).astype(f"datetime64[{_NUMPY_UNITS[unit]}]")
+    ``index``, local midnights of ``tz`` included (DST-safe).  Many values over
+    few units (decoding a table) convert each unit of their span once."""
+    index = np.asarray(index, dtype=np.int64)
+    if index.size > 1:
+        first = int(index.min())
+        span = int(index.max()) - first + 1
+        if span < index.size:
+            return _unit_starts(np.arange(first, first + span), unit, tz)[index - first]
+    wall = index.astype(f"datetime64[{_NUMPY_UNITS[unit]}]")
     return _wall_to_seconds(pd.DatetimeIndex(wall.astype("datetime64[ns]")), tz)
 
 
@@ -777,8 +784,9 @@ def _wall_to_seconds(naive: pd.DatetimeIndex, tz: str | None) -> np.ndarray:
     """Wall-clock datetimes (in ``tz``, or UTC) as seconds since the epoch."""
     aware = naive.tz_localize(tz if tz is not None else "UTC", ambiguous="NaT",
                               nonexistent="shift_forward")
-    aware = aware.where(~aware.isna(), naive.tz_localize(
-        tz if tz is not None else "UTC", ambiguous=True, nonexistent="shift_forward"))
+    if aware.isna().any():  # an ambiguous wall time (a DST fall-back): its first instant
+        aware = aware.where(~aware.isna(), naive.tz_localize(
+            tz if tz is not None else "UTC", ambiguous=True, nonexistent="shift_forward"))
     return ((aware - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
 
 

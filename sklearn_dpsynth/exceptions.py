@@ -19,7 +19,9 @@ class DomainInferenceWarning(UserWarning):
 
     Only a single grid cell cleared the noise (e.g. the zeros of a
     zero-inflated amount), so every value outside it is clipped into it;
-    or, with the opt-in ``preprocessing="private-lenient"``, nothing
+    or no category of a column that holds many values was kept (it looks
+    identifier-like or long-tailed), so it is modelled as ``"<other>"``
+    alone and its synthetic values carry no information; or, with the opt-in ``preprocessing="private-lenient"``, nothing
     cleared the noise, so the column's bounds fell back to the whole public
     grid (or no category was kept) and its synthetic values carry no
     information.  Emitted once per fit, naming the columns; it is computed

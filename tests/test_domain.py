@@ -283,3 +283,19 @@ def test_reversed_datetime_bounds_are_shown_as_dates():
     with pytest.raises(ValueError, match=r"'d'.*\[2014-01-01, 2013-01-01\]"):
         spec_from_declaration("d", {"kind": "datetime", "bounds": ["2014-01-01", "2013-01-01"]},
                               4)
+
+
+def test_unit_starts_of_many_values_match_each_value_alone():
+    """Decoding converts each unit of the span once: the starts of many
+    repeated unit indices (hours across a DST fall-back and spring-forward,
+    months) equal those computed one index at a time."""
+    from sklearn_dpsynth.domain import _unit_starts, _wall_units
+
+    for unit, tz, start, stop in (("hour", "Europe/Paris", "2020-03-28", "2020-03-30"),
+                                  ("hour", "Europe/Paris", "2020-10-24", "2020-10-27"),
+                                  ("month", "America/New_York", "2019-01-01", "2021-01-01")):
+        low, high = (pd.Timestamp(v, tz=tz).timestamp() for v in (start, stop))
+        first, last = _wall_units(np.array([low, high]), unit, tz)
+        index = np.random.default_rng(0).integers(first, last + 1, 2_000)
+        alone = np.array([_unit_starts(np.array([i]), unit, tz)[0] for i in index])
+        assert np.array_equal(_unit_starts(index, unit, tz), alone)

@@ -84,6 +84,19 @@ def test_neighbours_of_a_lattice_spend_the_same_entries(row):
     assert all(e.mechanism == "exponential" and e.sensitivity == 1.0 for e in bounds)
 
 
+def test_whole_valued_float_column_is_not_integer_in_the_ledger():
+    """Integer or not is the dtype's word, never the values': a float column
+    holding whole numbers only, and its neighbour with one more row holding
+    a fraction, spend the same entries, with no selection of bounds."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"count": rng.integers(0, 40, 3000).astype(float)})
+    neighbour = pd.concat([frame, pd.DataFrame({"count": [2.5]})], ignore_index=True)
+    (domain_a, ledger_a), (domain_b, ledger_b) = _learn(frame), _learn(neighbour)
+    assert _entries(ledger_a) == _entries(ledger_b)
+    assert not any(e.target.endswith(": bounds") for e in ledger_a.entries)
+    assert not domain_a["count"].integer and not domain_b["count"].integer
+
+
 def test_neighbours_refused_with_the_same_error():
     """Nothing learnable on 200 rows: D and D' (one more row) are refused with
     the same class and message, naming the columns and what was spent."""
