@@ -440,7 +440,8 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     -------
     kind : ColumnKind
         ``"numeric"``/``"integer"`` when :data:`KIND_FRACTION` of the present
-        values are numbers, ``"datetime"`` (with :func:`choose_unit`; in
+        values are numbers (integers when 95% of those are whole on noisy
+        counts, all of them on exact counts), ``"datetime"`` (with :func:`choose_unit`; in
         ``"UTC"`` when half of the dates carry an offset) when that share
         are dates, ``"category"`` otherwise; a number or date
         kind also needs its count above four noise standard deviations.
@@ -454,7 +455,8 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     n_dates = counts.size - 3
     if numbers > _SIGNAL * sigma * np.sqrt(2) and _within_share(
             text + dates, numbers, sigma, 1 + n_dates):
-        integer = _within_share(decimals, integers, sigma, 1)
+        # exact counts (``sigma=0``) round nothing: a single fraction makes numbers
+        integer = decimals <= 0 if sigma == 0 else _within_share(decimals, integers, sigma, 1)
         return ColumnKind("integer" if integer else "numeric"), False
     if dates > _SIGNAL * sigma * np.sqrt(n_dates) and _within_share(
             numbers + text, dates, sigma, 3):

@@ -22,7 +22,7 @@ from sklearn_dpsynth._column_kinds import (DATE_PATTERN, KIND_CELLS, NUMBER_PATT
                                            read_kinds)
 from sklearn_dpsynth.cli import main, read_table
 from sklearn_dpsynth.domain import spec_from_declaration
-from sklearn_dpsynth.exceptions import DomainInferenceWarning
+from sklearn_dpsynth.exceptions import DomainInferenceWarning, PrivacyWarning
 
 
 # ------------------------------------------------------------ histogram
@@ -84,6 +84,22 @@ def test_rule_on_known_fractions():
     assert choose_unit(np.array([0, 0, 0, 0, 0, 0, 100.0])) is None
     # a number kind needs its count above four noise standard deviations
     assert choose_kind(cells(integer=50), 20.0)[0].kind == "category"
+
+
+def test_exact_counts_round_no_fraction():
+    """On exact counts one fraction makes a column numeric (nothing read is rounded);
+    on noisy counts up to 5% of fractions still read as integers."""
+    def cells(**counts):
+        return np.array([counts.get(c, 0.0) for c in KIND_CELLS])
+
+    assert choose_kind(cells(integer=999, decimal=1), 0.0)[0].kind == "numeric"
+    assert choose_kind(cells(integer=970, decimal=30), 1.0)[0].kind == "integer"
+    frame = pd.DataFrame({"x": [str(v) for v in range(99)] + ["2.5"]}, dtype=object)
+    with pytest.warns(PrivacyWarning):
+        read, kinds = read_kinds(frame, {}, budget=None, rng=None,
+                                 preprocessing="non-private")
+    assert kinds["x"].kind == "numeric"
+    assert read["x"].iloc[-1] == 2.5
 
 
 # ------------------------------------------------------ neighbouring tables
