@@ -393,3 +393,16 @@ def test_whole_numbers_written_with_a_decimal_point_read_as_integers(tmp_path):
     bad = pd.DataFrame({"n": ["12.5", "7"] * 50}, dtype=object)
     with pytest.raises(ValueError, match=r"'n' is declared 'integer'.*1 row|'n' is declared 'integer'"):
         IndependentSynthesizer(domain=declared, random_state=0).fit(bad, epsilon=5.0)
+
+
+def test_values_dropped_by_a_chosen_kind_are_named():
+    """Text in a column chosen numeric becomes missing: the column is named in a
+    DomainInferenceWarning (from the released counts); a clean column is not."""
+    frame = pd.DataFrame({"x": [str(v) for v in range(99)] + ["unknown"],
+                          "y": [str(v) for v in range(100)]}, dtype=object)
+    with pytest.warns(PrivacyWarning), pytest.warns(DomainInferenceWarning) as caught:
+        read, kinds = read_kinds(frame, {}, budget=None, rng=None,
+                                 preprocessing="non-private")
+    assert kinds["x"].kind == "integer" and pd.isna(read["x"].iloc[-1])
+    named = [str(w.message) for w in caught if w.category is DomainInferenceWarning]
+    assert len(named) == 1 and "['x']" in named[0] and "'y'" not in named[0]
