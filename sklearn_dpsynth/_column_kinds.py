@@ -68,7 +68,6 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ._tableio import CSV_NA_STRINGS, check_column_names, csv_header
 from .domain import ColumnSpec, Domain, declared_kind, is_kind_only, unit_edges
 from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
@@ -77,7 +76,7 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "INTEGER_PATTERN", "OFFSET_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
-           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS",
+           "read_engine_kinds",
            "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
