@@ -620,7 +620,8 @@ def _warn_mixed(mixed: list, dropped: list) -> None:
     if dropped:
         warnings.warn(
             f"columns {dropped} were read as numbers or dates, but some of their values "
-            "(up to 5%, seen above the noise) do not read so and are modelled as missing "
+            "(up to 5%; on noisy counts, more than the noise) do not read so and are "
+            "modelled as missing "
             "(fractions in a whole-number column: rounded). "
             "Declare their kind to have such values refused instead, or clean them.",
             DomainInferenceWarning, stacklevel=4)

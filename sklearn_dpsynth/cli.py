@@ -93,7 +93,9 @@ def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns cast by the public kind rule on their exact counts (no privacy:
     for the commands that read a table without protection)."""
     with warnings.catch_warnings():  # exact counts: a single fraction makes a column
-        warnings.simplefilter("ignore")  # numeric, so a declaration drafted reads every value
+        # numeric, so that a declaration drafted reads every value; the columns whose
+        # text some values do not read as their kind are still named (a warning)
+        warnings.simplefilter("ignore", PrivacyWarning)
         typed, _ = read_kinds(frame, {}, budget=None, rng=None, preprocessing="non-private")
     return typed
 
@@ -150,9 +152,9 @@ def _conditions(items: Sequence[str], model: Any) -> dict:
 
 # ---------------------------------------------------------------- commands
 def _cmd_describe(args: argparse.Namespace) -> int:
-    frame = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyWarning)
+        frame = read_table(args.data)
         declaration = describe_domain(frame)
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
