@@ -26,7 +26,9 @@ turns integers into floats).  Here the kind is
   when at least half of them are written with a UTC offset, which have
   cells of their own), categories otherwise.  Values that do not read as
   the chosen kind become missing (a learned column reserves a missing code
-  whatever its rows).
+  whatever its rows), and fractions in a column chosen whole are rounded:
+  a :class:`~sklearn_dpsynth.exceptions.DomainInferenceWarning` names the
+  columns where the noisy counts show such values above the noise.
 
 Columns with real typed dtypes (numbers, datetimes, durations, booleans,
 pandas categoricals, pandas strings) keep their dtype: it is schema.  A
@@ -66,7 +68,6 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ._tableio import CSV_NA_STRINGS, check_column_names, csv_header
 from .domain import ColumnSpec, Domain, declared_kind, is_kind_only, unit_edges
 from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
@@ -75,7 +76,7 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "INTEGER_PATTERN", "OFFSET_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
-           "read_engine_kinds", "csv_header", "check_column_names", "CSV_NA_STRINGS",
+           "read_engine_kinds",
            "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
@@ -440,7 +441,8 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     -------
     kind : ColumnKind
         ``"numeric"``/``"integer"`` when :data:`KIND_FRACTION` of the present
-        values are numbers, ``"datetime"`` (with :func:`choose_unit`; in
+        values are numbers (integers when 95% of those are whole on noisy
+        counts, all of them on exact counts), ``"datetime"`` (with :func:`choose_unit`; in
         ``"UTC"`` when half of the dates carry an offset) when that share
         are dates, ``"category"`` otherwise; a number or date
         kind also needs its count above four noise standard deviations.
@@ -454,7 +456,8 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
     n_dates = counts.size - 3
     if numbers > _SIGNAL * sigma * np.sqrt(2) and _within_share(
             text + dates, numbers, sigma, 1 + n_dates):
-        integer = _within_share(decimals, integers, sigma, 1)
+        # exact counts (``sigma=0``) round nothing: a single fraction makes numbers
+        integer = decimals <= 0 if sigma == 0 else _within_share(decimals, integers, sigma, 1)
         return ColumnKind("integer" if integer else "numeric"), False
     if dates > _SIGNAL * sigma * np.sqrt(n_dates) and _within_share(
             numbers + text, dates, sigma, 3):
@@ -569,19 +572,22 @@ def read_kinds(
                 else kind_counts(frame[name], tz, parsed[name]) for name, tz in zones.items()}
 
     noisy, sigma = _measure(counter, zones, budget, rng, preprocessing)
-    kinds, columns, mixed = {}, {}, []
+    kinds, columns, mixed, dropped = {}, {}, [], []
     for name in frame.columns:
         series = frame[name]
         kind, is_mixed = _kind_of(series, declared.get(name), noisy.get(name), sigma)
         if is_mixed:
             mixed.append(name)
+        if is_text(series.dtype) and name not in declared and _drops_values(
+                noisy.get(name), kind, sigma):
+            dropped.append(name)
         kinds[name] = kind
         declared_text = name in declared and holds_text(series.dtype)
         same_zone = (kind.tz or "UTC") == (zones.get(name) or "UTC")  # naive dates read as UTC
         reuse = parsed.get(name) if same_zone else None
         columns[name] = _cast(series, kind, declared_text, reuse) if (
             declared_text or is_text(series.dtype)) else series
-    _warn_mixed(mixed)
+    _warn_mixed(mixed, dropped)
     out = pd.DataFrame(columns, index=frame.index)
     out.columns = frame.columns
     return out, kinds
@@ -593,12 +599,31 @@ def _zones(measured: Sequence[Hashable], declared: Mapping[Hashable, Any]) -> di
             for name in measured}
 
 
-def _warn_mixed(mixed: list) -> None:
+def _drops_values(counts: np.ndarray | None, kind: ColumnKind, sigma: float) -> bool:
+    """Whether a column's (noisy) kind histogram shows values, above the noise, that
+    do not read as the number or date kind chosen for it (they are read as missing).
+    Decided on the released counts only: post-processing."""
+    if counts is None or kind.kind not in ("numeric", "integer", "datetime"):
+        return False
+    start = {"integer": 1, "numeric": 2}.get(kind.kind)  # fractions are rounded in integers
+    outside = counts[:3] if start is None else counts[start:]
+    return bool(outside.sum() > _SIGNAL * sigma * np.sqrt(outside.size))
+
+
+def _warn_mixed(mixed: list, dropped: list) -> None:
     if mixed:
         warnings.warn(
             f"columns {mixed} hold text of which between half and 95% reads as numbers or "
             "as dates: they are modelled as categories (values outside the kept ones map to "
             "'<other>'). Declare their kind, e.g. domain={col: {'kind': 'numeric'}}.",
+            DomainInferenceWarning, stacklevel=4)
+    if dropped:
+        warnings.warn(
+            f"columns {dropped} were read as numbers or dates, but some of their values "
+            "(up to 5%; on noisy counts, more than the noise) do not read so and are "
+            "modelled as missing "
+            "(fractions in a whole-number column: rounded). "
+            "Declare their kind to have such values refused instead, or clean them.",
             DomainInferenceWarning, stacklevel=4)
 
 
@@ -625,7 +650,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
                          "domain= or learn them privately.")
     noisy, sigma = _measure(source.kind_counts_many, _zones(measured, declared), budget, rng,
                             preprocessing) if measured else ({}, 0.0)
-    read, kinds, mixed = {}, {}, []
+    read, kinds, mixed, dropped = {}, {}, [], []
     schema = source.schema_frame()
     for name in source.columns:
         entry = declared.get(name)
@@ -638,10 +663,12 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
             kind, is_mixed = choose_kind(noisy[name], sigma)
             if is_mixed:
                 mixed.append(name)
+            if _drops_values(noisy[name], kind, sigma):
+                dropped.append(name)
         read[name] = (kind, entry is not None)
         kinds[name] = kind
     source.read_by_kinds(read)
-    _warn_mixed(mixed)
+    _warn_mixed(mixed, dropped)
     return kinds
 
 

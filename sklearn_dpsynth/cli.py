@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from . import _tableio as tableio
-from ._column_kinds import kind_counts, read_kinds
+from ._column_kinds import read_kinds
 from .exceptions import PrivacyWarning
 from .persistence import ModelFileError, check_savable, load, save
 from .public_domain import describe_domain
@@ -92,20 +92,11 @@ def read_table(path: str, *, as_text: bool = False) -> pd.DataFrame:
 def _exact_kinds(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns cast by the public kind rule on their exact counts (no privacy:
     for the commands that read a table without protection)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # exact counts: a single fraction makes a column
+        # numeric, so that a declaration drafted reads every value; the columns whose
+        # text some values do not read as their kind are still named (a warning)
+        warnings.simplefilter("ignore", PrivacyWarning)
         typed, _ = read_kinds(frame, {}, budget=None, rng=None, preprocessing="non-private")
-        # the rule calls a column whole when 95% of its numbers are (noise-proof on
-        # private counts); read exactly, a single fraction makes it numeric, so that a
-        # declaration drafted from it reads every value
-        fractional = [name for name in frame.columns
-                      if frame[name].dtype == object and pd.api.types.is_integer_dtype(
-                          typed[name].dtype) and kind_counts(frame[name])[1] > 0]
-        if fractional:
-            numeric, _ = read_kinds(frame[fractional], {name: {"kind": "numeric"}
-                                                        for name in fractional},
-                                    budget=None, rng=None, preprocessing="non-private")
-            typed[fractional] = numeric
     return typed
 
 
@@ -161,9 +152,9 @@ def _conditions(items: Sequence[str], model: Any) -> dict:
 
 # ---------------------------------------------------------------- commands
 def _cmd_describe(args: argparse.Namespace) -> int:
-    frame = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyWarning)
+        frame = read_table(args.data)
         declaration = describe_domain(frame)
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)

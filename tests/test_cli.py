@@ -288,3 +288,16 @@ def _printed_entries(lines: list[str]) -> list[tuple[str, list[str]]]:
         elif not line.startswith("["):  # "[domain learning]": a group of entries
             entries.append((line[:width].strip(), line[width:].split()))
     return entries
+
+
+def test_describe_names_a_numeric_column_with_unreadable_text(tmp_path, capsys):
+    """A column drafted numeric though some of its text is no number: describe says
+    so (a fit on the draft refuses those rows), naming the column, not the text."""
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": [str(v) for v in range(1, 40)] + ["secret?"],
+                  "b": ["x", "y"] * 20}).to_csv(path, index=False)
+    assert main(["describe", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["a"]["kind"] == "numeric"
+    named = [line for line in err.splitlines() if "do not read so" in line]
+    assert len(named) == 1 and "['a']" in named[0] and "secret" not in err

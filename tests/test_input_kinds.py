@@ -22,7 +22,7 @@ from sklearn_dpsynth._column_kinds import (DATE_PATTERN, KIND_CELLS, NUMBER_PATT
                                            read_kinds)
 from sklearn_dpsynth.cli import main, read_table
 from sklearn_dpsynth.domain import spec_from_declaration
-from sklearn_dpsynth.exceptions import DomainInferenceWarning
+from sklearn_dpsynth.exceptions import DomainInferenceWarning, PrivacyWarning
 
 
 # ------------------------------------------------------------ histogram
@@ -84,6 +84,22 @@ def test_rule_on_known_fractions():
     assert choose_unit(np.array([0, 0, 0, 0, 0, 0, 100.0])) is None
     # a number kind needs its count above four noise standard deviations
     assert choose_kind(cells(integer=50), 20.0)[0].kind == "category"
+
+
+def test_exact_counts_round_no_fraction():
+    """On exact counts one fraction makes a column numeric (nothing read is rounded);
+    on noisy counts up to 5% of fractions still read as integers."""
+    def cells(**counts):
+        return np.array([counts.get(c, 0.0) for c in KIND_CELLS])
+
+    assert choose_kind(cells(integer=999, decimal=1), 0.0)[0].kind == "numeric"
+    assert choose_kind(cells(integer=970, decimal=30), 1.0)[0].kind == "integer"
+    frame = pd.DataFrame({"x": [str(v) for v in range(99)] + ["2.5"]}, dtype=object)
+    with pytest.warns(PrivacyWarning):
+        read, kinds = read_kinds(frame, {}, budget=None, rng=None,
+                                 preprocessing="non-private")
+    assert kinds["x"].kind == "numeric"
+    assert read["x"].iloc[-1] == 2.5
 
 
 # ------------------------------------------------------ neighbouring tables
@@ -377,3 +393,16 @@ def test_whole_numbers_written_with_a_decimal_point_read_as_integers(tmp_path):
     bad = pd.DataFrame({"n": ["12.5", "7"] * 50}, dtype=object)
     with pytest.raises(ValueError, match=r"'n' is declared 'integer'.*1 row|'n' is declared 'integer'"):
         IndependentSynthesizer(domain=declared, random_state=0).fit(bad, epsilon=5.0)
+
+
+def test_values_dropped_by_a_chosen_kind_are_named():
+    """Text in a column chosen numeric becomes missing: the column is named in a
+    DomainInferenceWarning (from the released counts); a clean column is not."""
+    frame = pd.DataFrame({"x": [str(v) for v in range(99)] + ["unknown"],
+                          "y": [str(v) for v in range(100)]}, dtype=object)
+    with pytest.warns(PrivacyWarning), pytest.warns(DomainInferenceWarning) as caught:
+        read, kinds = read_kinds(frame, {}, budget=None, rng=None,
+                                 preprocessing="non-private")
+    assert kinds["x"].kind == "integer" and pd.isna(read["x"].iloc[-1])
+    named = [str(w.message) for w in caught if w.category is DomainInferenceWarning]
+    assert len(named) == 1 and "['x']" in named[0] and "'y'" not in named[0]

@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
-from .._column_kinds import (CSV_NA_STRINGS, DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS,
-                             NUMBER_PATTERN, OFFSET_PATTERN, csv_header)
+from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NUMBER_PATTERN,
+                             OFFSET_PATTERN)
+from .._tableio import CSV_NA_STRINGS, csv_header
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
                       kind_dtype, kind_family, modelled_dtype, raise_unencodable, row_blocks,
