@@ -231,6 +231,37 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
 COLLAPSE_SHARE = 0.9
 
 
+#: Share of a numeric column's values past the other table's range flagged.
+RANGE_SHARE = 0.01
+
+
+def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> list[str]:
+    """Numeric columns whose synthetic values go past the real range, or whose
+    real values lie past the synthetic range (a range that clipped the data)."""
+    flags = []
+    for column in real.columns:
+        if _figure_kind(real[column], kinds[column]) != "numeric":
+            continue
+        real_values = real[column].dropna().to_numpy(dtype=float)
+        synth_values = synth[column].dropna().to_numpy(dtype=float)
+        if not (real_values.size and synth_values.size):
+            continue
+        beyond = _outside(synth_values, real_values)
+        if beyond >= RANGE_SHARE:
+            flags.append(f"{column}: {beyond:.1%} of the synthetic values lie beyond the "
+                         "real range (declare the column's documented bounds).")
+        clipped = _outside(real_values, synth_values)
+        if clipped >= RANGE_SHARE:
+            flags.append(f"{column}: {clipped:.1%} of the real values lie beyond the "
+                         "synthetic range (the model's range cut them off: declare the "
+                         "column's documented bounds).")
+    return flags
+
+
+def _outside(values: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.mean((values < reference.min()) | (values > reference.max())))
+
+
 def _overview(scores: dict, flags: list[str]) -> str:
     rows = "".join(f'<tr><td>{_esc(group)}</td><td>{_esc(name)}</td>'
                    f'<td class="value">{_esc(value)}</td></tr>'
@@ -407,7 +438,8 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, _collapse_flags(real_df, synth_df))))
+        + _overview(scores, _collapse_flags(real_df, synth_df)
+                    + _range_flags(real_df, synth_df, kinds))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
