@@ -322,3 +322,14 @@ def test_overview_flags_numeric_ranges_past_the_other_table():
     assert "lat: 10.0% of the real values lie beyond the synthetic range" in flags
     assert flags.count("<li>") == 2
     assert '<div class="flags">' not in build_report(real, real.sample(frac=1, random_state=1))
+
+
+def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():
+    """A column the domain declares '<other>' only (as describe drafts
+    identifiers) is all '<other>' by declaration, not for want of budget."""
+    real = _dated(seed=0).assign(a=[f"id{i}" for i in range(400)])
+    synth = _dated(seed=1).assign(a="<other>")
+    domain = {"a": {"kind": "category", "categories": [], "other": True}}
+    flags = build_report(real, synth, domain=domain).split('<div class="flags">')[1]
+    assert "a: declared with no category listed, so 100% of the synthetic values" in flags
+    assert "too small a budget" not in flags.split("</div>")[0]

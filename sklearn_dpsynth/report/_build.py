@@ -205,9 +205,12 @@ def _figure_kind(series: pd.Series, kind: str) -> str:
     return "numeric" if kind == NUMERIC else "categorical"
 
 
-def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
+def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame,
+                    domain: Mapping | None = None) -> list[str]:
     """Columns whose synthetic (or real) values collapsed to ``<other>`` or one value."""
     flags = []
+    unlisted = {c for c, entry in (domain or {}).items()
+                if isinstance(entry, Mapping) and entry.get("categories") == []}
     for column in real.columns:
         real_values, synth_values = real[column].dropna(), synth[column].dropna()
         name = f"{column}"
@@ -215,7 +218,11 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
             flags.append(f"{name}: every synthetic value is missing.")
             continue
         other = float((synth_values.astype(str) == OTHER).mean()) if len(synth_values) else 0.0
-        if other >= COLLAPSE_SHARE:
+        if other >= COLLAPSE_SHARE and column in unlisted:
+            flags.append(f"{name}: declared with no category listed, so {other:.0%} of the "
+                         f"synthetic values are {OTHER} (drop the column, or declare its "
+                         "public categories).")
+        elif other >= COLLAPSE_SHARE:
             flags.append(f"{name}: {other:.0%} of the synthetic values are {OTHER} (the "
                          "categories were not learned: too small a budget, or categories "
                          "too rare; declare them in the domain).")
@@ -438,7 +445,7 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, _collapse_flags(real_df, synth_df)
+        + _overview(scores, _collapse_flags(real_df, synth_df, domain)
                     + _range_flags(real_df, synth_df, kinds))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
