@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ._domain_learning import as_numbers, can_hold_missing, column_kind, is_integer
+from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN
 from ._input import check_table
 from .domain import _per_integer
 from .exceptions import PrivacyWarning
@@ -134,7 +135,7 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
 
     Text columns (as read from a CSV file) are read as numbers when every
     present value is a number, and as date-times when every present value
-    is a date (ISO 8601, or one format pandas recognises); codes with a
+    is an ISO 8601 date (the forms ``fit`` reads); codes with a
     leading zero (``"02139"``) stay text.  ``"missing": true`` is set only
     on columns that hold a missing value.
 
@@ -293,29 +294,23 @@ def typed_text(series: pd.Series) -> pd.Series:
 def _text_as_numbers(text: pd.Series) -> pd.Series | None:
     if text.str.match(r"^[+-]?0\d").any():  # a code such as a postcode
         return None
-    numbers = pd.to_numeric(text, errors="coerce")
-    if numbers.isna().any() or not np.isfinite(numbers.to_numpy(dtype=float)).all():
+    if not text.str.fullmatch(NUMBER_PATTERN).all():  # what fit reads as a number
         return None
-    return numbers.astype(float)
+    return pd.to_numeric(text).astype(float)
 
 
 def _text_as_dates(text: pd.Series) -> pd.Series | None:
-    from pandas.tseries.api import guess_datetime_format
-
-    if not text.str.contains(r"\d").all():
+    # ISO 8601 only, as fit reads dates: a draft of another format would be
+    # refused by the fit it is given to
+    if not text.str.fullmatch(DATE_PATTERN).all():
         return None
-    formats = ["ISO8601"]
-    guessed = guess_datetime_format(text.iloc[0])
-    if guessed and ("%Y" in guessed or "%y" in guessed):
-        formats.append(guessed)
-    for date_format in formats:
-        for utc in (False, True):  # mixed offsets are read in UTC
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    return pd.to_datetime(text, format=date_format, utc=utc)
-            except (ValueError, TypeError, OverflowError):
-                continue
+    for utc in (False, True):  # mixed offsets are read in UTC
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return pd.to_datetime(text, format="ISO8601", utc=utc)
+        except (ValueError, TypeError, OverflowError):
+            continue
     return None
 
 

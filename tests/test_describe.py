@@ -266,3 +266,18 @@ def test_a_csv_column_with_a_few_fractions_is_drafted_as_numbers(tmp_path):
     model = IndependentSynthesizer(domain=draft, random_state=0).fit(
         read_table(str(path), as_text=True), epsilon=5.0)
     assert model.sample(50, random_state=0)["visib"].between(0.2, 10.0).all()
+
+
+def test_dates_fit_would_refuse_are_drafted_as_categories_not_dates(tmp_path):
+    """``fit`` reads ISO 8601 dates only: a draft calling ``01/31/2013`` a date
+    made the fit it was given to refuse every row; the draft keeps such a
+    column as text, and the unedited draft fits."""
+    path = tmp_path / "us_dates.csv"
+    days = [f"{m:02d}/{d:02d}/2013" for m in range(1, 13) for d in (1, 15)]
+    pd.DataFrame({"when": days * 2, "iso": ["2013-01-05", "2013-02-07"] * 24}).to_csv(
+        path, index=False)
+    text = read_table(str(path), as_text=True)
+    draft = _draft(text)
+    assert draft["when"].get("kind") != "datetime" and draft["iso"]["kind"] == "datetime"
+    model = IndependentSynthesizer(domain=draft, random_state=0).fit(text, epsilon=5.0)
+    assert set(model.sample(20, random_state=0)["when"]) <= set(days) | {"<other>"}

@@ -306,3 +306,30 @@ def test_overview_flags_collapsed_columns():
     assert "t: the synthetic column holds a single value (2 distinct in the real one)" in flags
     assert "month" not in flags
     assert '<div class="flags">' not in build_report(real, _dated(seed=1))
+
+
+def test_overview_flags_numeric_ranges_past_the_other_table():
+    """A learned range far past the data (synthetic longitudes of -400) and one
+    that cut off the data's tails (no synthetic latitude above 50 where 10% of
+    the real ones are) are named in the overview, with their exact shares."""
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"lon": rng.uniform(-170, -70, 1000),
+                         "lat": np.r_[rng.uniform(25, 50, 900), rng.uniform(55, 70, 100)]})
+    synth = pd.DataFrame({"lon": np.r_[real["lon"][:970], np.full(30, -400.0)],
+                          "lat": np.r_[real["lat"][:900], real["lat"][:100]]})
+    flags = build_report(real, synth).split('<div class="flags">')[1].split("</div>")[0]
+    assert "lon: 3.0% of the synthetic values lie beyond the real range" in flags
+    assert "lat: 10.0% of the real values lie beyond the synthetic range" in flags
+    assert flags.count("<li>") == 2
+    assert '<div class="flags">' not in build_report(real, real.sample(frac=1, random_state=1))
+
+
+def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():
+    """A column the domain declares '<other>' only (as describe drafts
+    identifiers) is all '<other>' by declaration, not for want of budget."""
+    real = _dated(seed=0).assign(a=[f"id{i}" for i in range(400)])
+    synth = _dated(seed=1).assign(a="<other>")
+    domain = {"a": {"kind": "category", "categories": [], "other": True}}
+    flags = build_report(real, synth, domain=domain).split('<div class="flags">')[1]
+    assert "a: declared with no category listed, so 100% of the synthetic values" in flags
+    assert "too small a budget" not in flags.split("</div>")[0]

@@ -205,9 +205,12 @@ def _figure_kind(series: pd.Series, kind: str) -> str:
     return "numeric" if kind == NUMERIC else "categorical"
 
 
-def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
+def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame,
+                    domain: Mapping | None = None) -> list[str]:
     """Columns whose synthetic (or real) values collapsed to ``<other>`` or one value."""
     flags = []
+    unlisted = {c for c, entry in (domain or {}).items()
+                if isinstance(entry, Mapping) and entry.get("categories") == []}
     for column in real.columns:
         real_values, synth_values = real[column].dropna(), synth[column].dropna()
         name = f"{column}"
@@ -215,7 +218,11 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
             flags.append(f"{name}: every synthetic value is missing.")
             continue
         other = float((synth_values.astype(str) == OTHER).mean()) if len(synth_values) else 0.0
-        if other >= COLLAPSE_SHARE:
+        if other >= COLLAPSE_SHARE and column in unlisted:
+            flags.append(f"{name}: declared with no category listed, so {other:.0%} of the "
+                         f"synthetic values are {OTHER} (drop the column, or declare its "
+                         "public categories).")
+        elif other >= COLLAPSE_SHARE:
             flags.append(f"{name}: {other:.0%} of the synthetic values are {OTHER} (the "
                          "categories were not learned: too small a budget, or categories "
                          "too rare; declare them in the domain).")
@@ -229,6 +236,37 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
 
 #: Share of ``<other>`` among a synthetic column's values flagged as a collapse.
 COLLAPSE_SHARE = 0.9
+
+
+#: Share of a numeric column's values past the other table's range flagged.
+RANGE_SHARE = 0.01
+
+
+def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> list[str]:
+    """Numeric columns whose synthetic values go past the real range, or whose
+    real values lie past the synthetic range (a range that clipped the data)."""
+    flags = []
+    for column in real.columns:
+        if _figure_kind(real[column], kinds[column]) != "numeric":
+            continue
+        real_values = real[column].dropna().to_numpy(dtype=float)
+        synth_values = synth[column].dropna().to_numpy(dtype=float)
+        if not (real_values.size and synth_values.size):
+            continue
+        beyond = _outside(synth_values, real_values)
+        if beyond >= RANGE_SHARE:
+            flags.append(f"{column}: {beyond:.1%} of the synthetic values lie beyond the "
+                         "real range (declare the column's documented bounds).")
+        clipped = _outside(real_values, synth_values)
+        if clipped >= RANGE_SHARE:
+            flags.append(f"{column}: {clipped:.1%} of the real values lie beyond the "
+                         "synthetic range (the model's range cut them off: declare the "
+                         "column's documented bounds).")
+    return flags
+
+
+def _outside(values: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.mean((values < reference.min()) | (values > reference.max())))
 
 
 def _overview(scores: dict, flags: list[str]) -> str:
@@ -407,7 +445,8 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, _collapse_flags(real_df, synth_df))))
+        + _overview(scores, _collapse_flags(real_df, synth_df, domain)
+                    + _range_flags(real_df, synth_df, kinds))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
