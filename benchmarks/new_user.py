@@ -299,8 +299,9 @@ def _command_check(name: str, command: Command) -> Check:
 
 def run_fit(csv: Path, method: str, draft: Path | None, out: Path,
             runner: Callable[[Sequence[str]], Command], identifiers: Sequence[str] = (),
-            params: Sequence[str] = ()) -> FitRun:
-    """``dpsynth fit``, ``sample`` and ``report`` on ``csv``, then :func:`check_sample`."""
+            params: Sequence[str] = (), sample_seed: int | None = None) -> FitRun:
+    """``dpsynth fit``, ``sample`` and ``report`` on ``csv``, then :func:`check_sample`
+    (``sample_seed``: ``dpsynth sample --random-state``, for a reproducible run)."""
     variant = "draft" if draft is not None else "undeclared"
     run = FitRun(csv.name, method, variant)
     stem = out / f"{csv.stem}-{method}-{variant}"
@@ -314,7 +315,8 @@ def run_fit(csv: Path, method: str, draft: Path | None, out: Path,
                                 run.commands["fit"].error_line[:200]))
         return run
     run.checks.append(_command_check("fit", run.commands["fit"]))
-    run.commands["sample"] = runner(["sample", f"{stem}.dpsynth", "-o", f"{stem}.csv"])
+    seed = [] if sample_seed is None else ["--random-state", str(sample_seed)]
+    run.commands["sample"] = runner(["sample", f"{stem}.dpsynth", "-o", f"{stem}.csv", *seed])
     run.checks.append(_command_check("sample", run.commands["sample"]))
     if run.commands["sample"].code != 0:
         return run

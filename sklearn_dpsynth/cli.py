@@ -281,10 +281,11 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     if args.output and (args.n_samples or 0) > _CHUNK_ROWS:  # bounded memory
         is_parquet = tableio.format_from_suffix(args.output) == "parquet"
         model.sample_to(args.output, args.n_samples, chunk_size=_CHUNK_ROWS,
-                        format="parquet" if is_parquet else "csv", conditions=conditions)
+                        format="parquet" if is_parquet else "csv", conditions=conditions,
+                        random_state=args.random_state)
         print(f"wrote {args.n_samples} synthetic rows to {args.output}", file=sys.stderr)
         return 0
-    rows = model.sample(args.n_samples, conditions=conditions)
+    rows = model.sample(args.n_samples, conditions=conditions, random_state=args.random_state)
     if args.output:
         write_table(rows, args.output)
         print(f"wrote {len(rows)} synthetic rows to {args.output}", file=sys.stderr)
@@ -388,6 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--condition", action="append", default=[], metavar="COLUMN=VALUE",
                         help="fix a column's value (methods that support conditions; repeatable)")
     sample.add_argument("-o", "--output", help="CSV or Parquet file (default: CSV on stdout)")
+    sample.add_argument("--random-state", type=int, default=None,
+                        help="seed of the sampling (default: fresh entropy; a saved model "
+                             "keeps no seed)")
     sample.set_defaults(run=_cmd_sample)
     _add_report(commands)
     ledger = commands.add_parser("ledger", help="print a saved model's privacy ledger",

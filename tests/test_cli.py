@@ -301,3 +301,15 @@ def test_describe_names_a_numeric_column_with_unreadable_text(tmp_path, capsys):
     assert json.loads(out)["a"]["kind"] == "numeric"
     named = [line for line in err.splitlines() if "do not read so" in line]
     assert len(named) == 1 and "['a']" in named[0] and "secret" not in err
+
+
+def test_sample_random_state_reproduces_the_rows(files, capsys):
+    tmp_path, data, domain = files
+    model_path = _fit(tmp_path, data, domain)
+    outputs = []
+    for seed in (3, 3, 4):
+        out = tmp_path / f"rows-{len(outputs)}.csv"
+        assert main(["sample", str(model_path), "-n", "200", "--random-state", str(seed),
+                     "-o", str(out)]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] and outputs[0] != outputs[2]
