@@ -211,6 +211,13 @@ POINT_MASS_SHARE = 0.1
 #: At most this many point masses are proposed per column.
 MAX_POINT_MASSES = 3
 
+#: In a table of at least ``RARE_TABLE_ROWS`` rows, a category value held by fewer
+#: than ``RARE_CATEGORY_ROWS`` rows is not listed in the draft (it maps to
+#: ``"<other>"``): listing it would copy a fact about those few rows into every
+#: synthetic table fitted with the unedited draft.
+RARE_CATEGORY_ROWS = 5
+RARE_TABLE_ROWS = 1000
+
 #: A text column with at least this many distinct values, making up at least
 #: ``IDENTIFIER_SHARE`` of its present values, is identifier-like.
 IDENTIFIER_MIN_DISTINCT = 20
@@ -322,8 +329,18 @@ def _describe_categories(series: pd.Series, present: pd.Series, max_categories: 
     note = _unlisted_note(present, counts, max_categories)
     if note is not None:  # "<other>" only: no value listed, none learned from the data
         return {"kind": "category", "categories": [], "other": True, "note": note}
-    top = sorted((_plain(v) for v in counts.index[:max_categories]), key=str)
-    return {"categories": top, "other": len(counts) > len(top)}
+    listed = counts.iloc[:max_categories]
+    rare = listed < RARE_CATEGORY_ROWS
+    if rare.any() and len(present) >= RARE_TABLE_ROWS:
+        # a value of a few rows in a large table is a fact about those rows: the
+        # draft leaves it to "<other>" instead of copying it into every fit
+        listed = listed[~rare]
+    top = sorted((_plain(v) for v in listed.index), key=str)
+    entry = {"categories": top, "other": len(counts) > len(top)}
+    if len(listed) < min(len(counts), max_categories):
+        entry["note"] = (f"{int(rare.sum())} values of fewer than {RARE_CATEGORY_ROWS} rows "
+                         "each are left to '<other>'; list them only if they are public")
+    return entry
 
 
 def _unlisted_note(present: pd.Series, counts: pd.Series, max_categories: int) -> str | None:

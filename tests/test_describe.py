@@ -281,3 +281,15 @@ def test_dates_fit_would_refuse_are_drafted_as_categories_not_dates(tmp_path):
     assert draft["when"].get("kind") != "datetime" and draft["iso"]["kind"] == "datetime"
     model = IndependentSynthesizer(domain=draft, random_state=0).fit(text, epsilon=5.0)
     assert set(model.sample(20, random_state=0)["when"]) <= set(days) | {"<other>"}
+
+
+def test_rare_values_of_a_large_table_are_left_to_other():
+    """A category held by a handful of rows of a large table is a fact about those
+    rows: the draft leaves it to '<other>' (with a note) instead of listing it."""
+    country = ["US"] * 1990 + ["CA"] * 8 + ["TH", "PW"]
+    frame = pd.DataFrame({"country": country})
+    with pytest.warns(PrivacyWarning):
+        draft = describe_domain(frame)
+    entry = draft["country"]
+    assert entry["categories"] == ["CA", "US"] and entry["other"] is True
+    assert "2 values" in entry["note"] and "TH" not in entry["note"]
