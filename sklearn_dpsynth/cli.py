@@ -237,7 +237,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     cls = get_method(spec.name)
     params = parse_pairs(args.param, "--param")
     params["domain"] = _read_domain(args.domain)
-    params["random_state"] = args.random_state
+    if args.random_state is not None:
+        if params.get("random_state", args.random_state) != args.random_state:
+            raise CommandError("--random-state and --param random_state= disagree; give one")
+        params["random_state"] = args.random_state
     accepted = cls().get_params(deep=False)
     if "verbose" in accepted and "verbose" not in params:
         params["verbose"] = not args.quiet  # progress on stderr where the method has it

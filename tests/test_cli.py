@@ -313,3 +313,20 @@ def test_sample_random_state_reproduces_the_rows(files, capsys):
                      "-o", str(out)]) == 0
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1] and outputs[0] != outputs[2]
+
+
+def test_a_seed_given_as_a_param_is_not_dropped(files):
+    """``--param random_state=0`` seeds the fit (it used to be overwritten by the
+    unset ``--random-state``, so two such fits differed)."""
+    tmp_path, data, domain = files
+    marginals = []
+    for name in ("a", "b"):
+        model = tmp_path / f"{name}.dpsynth"
+        assert main(["fit", str(data), "--method", "independent", "--epsilon", "1", "--domain",
+                     str(domain), "--param", "random_state=0", "-o", str(model),
+                     "--quiet"]) == 0
+        marginals.append(load(model).sample(100, random_state=0).to_csv())
+    assert marginals[0] == marginals[1]
+    assert main(["fit", str(data), "--method", "independent", "--epsilon", "1", "--domain",
+                 str(domain), "--param", "random_state=0", "--random-state", "1", "-o",
+                 str(tmp_path / "c.dpsynth")]) == 1
