@@ -284,6 +284,7 @@ def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_ro
     merge under the first one seen; missing values are not counted), and the same
     counts as one factorization of the whole column."""
     from sklearn_dpsynth import _domain_learning
+    from sklearn_dpsynth.backends import _memory
 
     frame, _ = _mixed_frame(29)
     frame["mixed"] = pd.Series([True, "a", 1, None, 1.0, "b", np.nan] * 4 + [2], dtype=object)
@@ -293,7 +294,7 @@ def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_ro
         counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
         return list(pd.Series(distinct).astype(object)), counts.astype(float)
 
-    monkeypatch.setattr(_domain_learning, "_CATEGORY_BLOCK_ROWS", block_rows)
+    monkeypatch.setattr(_memory, "CATEGORY_BLOCK_ROWS", block_rows)
     names = ["city", "s", "cat", "k", "mixed"]
     got = _domain_learning._category_counts_many(frame, names)
     for name, (values, counts) in zip(names, got):
