@@ -95,7 +95,7 @@ class InputForm:
         Parameters
         ----------
         decoded : pandas.DataFrame
-            Output of :meth:`Domain.decode`.
+            Output of :meth:`~sklearn_dpsynth.Domain.decode`.
         domain : Domain, optional
             The fitted domain; a categorical column takes its categories
             from it (without it, from the decoded values).

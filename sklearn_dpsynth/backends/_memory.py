@@ -127,7 +127,7 @@ class InMemorySource(TableSource):
         return list(pd.Series(distinct).astype(object)), counts.astype(float)
 
     def encode(self, domain: Domain) -> NumpyTable:
-        """The codes in memory, in the smallest dtype (:func:`encode_in_blocks`)."""
+        """The codes in memory, in the smallest dtype (``encode_in_blocks``)."""
         return NumpyTable(encode_in_blocks(self.frame, domain), domain.columns, domain.sizes)
 
 

@@ -15,8 +15,8 @@ _OPENERS: list[tuple[Callable[[Any], bool], Callable[[Any], TableSource]]] = []
 
 def register_source(accepts: Callable[[Any], bool],
                     opener: Callable[[Any], TableSource]) -> None:
-    """Register a backend: :func:`open_source` gives ``opener(X)`` for every ``X``
-    that ``accepts(X)`` is true of.
+    """Register a backend: :func:`~sklearn_dpsynth.backends.open_source` gives
+    ``opener(X)`` for every ``X`` that ``accepts(X)`` is true of.
 
     A backend calls this once, when its module is imported; the built-in
     DuckDB and Spark backends register themselves so.  Backends are tried
