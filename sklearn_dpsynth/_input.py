@@ -208,24 +208,11 @@ def check_table(X: Any) -> tuple[pd.DataFrame, InputForm]:
 
 
 def as_frame(X: Any) -> tuple[pd.DataFrame, InputForm]:
-    """A table as a DataFrame with its input form, without :func:`check_frame`'s checks.
+    """The conversion half of :func:`check_table`, without :func:`check_frame`'s checks.
 
-    Parameters
-    ----------
-    X : pandas.DataFrame or array-like of shape (n_samples, n_features)
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-        ``X`` itself for a DataFrame; an array's columns are named by position.
-    form : InputForm
-
-    Raises
-    ------
-    TypeError
-        On sparse input.
-    ValueError
-        On a non-2-D array.
+    A DataFrame is returned itself; an array's columns are named by
+    position.  Raises TypeError on sparse input, ValueError on a non-2-D
+    array.
     """
     if isinstance(X, pd.DataFrame):
         return X, InputForm(list(X.columns), list(X.dtypes), True)

@@ -34,14 +34,8 @@ class InMemorySource(TableSource):
     ----------
     X : pandas.DataFrame or array-like of shape (n_samples, n_features)
         An array becomes a DataFrame with columns named by position (text
-        held as objects); nothing is checked until :meth:`input_form`.
-
-    Raises
-    ------
-    TypeError
-        On sparse input.
-    ValueError
-        On a non-2-D array.
+        held as objects; sparse or non-2-D input is an error); emptiness
+        and duplicate names are checked by :meth:`input_form`.
 
     Examples
     --------
