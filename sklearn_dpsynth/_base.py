@@ -98,14 +98,16 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : pandas.DataFrame, array-like, path, duckdb relation or Spark DataFrame
+        X : pandas.DataFrame, array-like, path, duckdb relation, Spark DataFrame or TableSource
             The private table.  Missing values are modelled as their own
             code where the domain allows them.  A path or glob of Parquet
             or CSV files, or a DuckDB relation, is counted in DuckDB
             without loading it (``pip install 'sklearn-dpsynth[duckdb]'``);
             a pyspark DataFrame is counted in Spark, only contingency
             tables reaching the driver (``pip install
-            'sklearn-dpsynth[spark]'``).
+            'sklearn-dpsynth[spark]'``); a container of a registered
+            backend is read through its source
+            (:func:`~sklearn_dpsynth.backends.open_source`).
         y : None
             Ignored; present for scikit-learn API consistency.
         epsilon : float
