@@ -72,7 +72,7 @@ def _is_bound(value: Any) -> bool:
 def spec_from_declaration(
     name: Hashable, declared: Any, n_bins: int, integer: bool = False
 ) -> ColumnSpec | None:
-    """Build a :class:`ColumnSpec` from a user's declaration of one column.
+    """Build a :class:`~sklearn_dpsynth.ColumnSpec` from a user's declaration of one column.
 
     Parameters
     ----------
@@ -98,7 +98,7 @@ def spec_from_declaration(
         :func:`~sklearn_dpsynth.domain.numeric_edges`) apply to ``bounds``; a dict with its own
         ``n_bins`` defaults to ``"bins"``, and ``"integer"`` implies
         ``integer=True``.  ``points`` lists values with codes of their own
-        (see :class:`ColumnSpec`); on a per-integer column, integer points
+        (see :class:`~sklearn_dpsynth.ColumnSpec`); on a per-integer column, integer points
         already have one and are dropped.  Binned float bounds
         ``(0, high)`` that ``scale`` spaces logarithmically get the point 0
         unless the entry lists its own ``points`` (:func:`~sklearn_dpsynth.domain.zero_point`).
