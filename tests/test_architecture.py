@@ -273,3 +273,23 @@ def test_the_checker_catches_violations(module, source, message):
 ])
 def test_the_checker_allows_downward_and_local_imports(module, source, is_package):
     assert violations(source, module, is_package) == []
+
+
+#: Private attributes of other libraries that model files read: scikit-learn's
+#: parameter names of an estimator class, torch's set of non-persistent buffers.
+FOREIGN_PRIVATE = frozenset({"_get_param_names", "_non_persistent_buffers_set"})
+
+
+def test_model_files_and_the_cli_read_no_private_attribute_of_a_model():
+    """``persistence/`` and ``cli`` reach a fitted model through its public attributes
+    (``feature_dtypes_in_``, ...) and its class's ``_persisted_state_`` declaration,
+    never through attributes such as ``model._form`` or ``model._sampling_rng``."""
+    paths = [ROOT / "cli.py", *sorted((ROOT / "persistence").glob("*.py"))]
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and _is_private(node.attr)
+                    and node.attr not in FOREIGN_PRIVATE
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not found, found
