@@ -198,10 +198,8 @@ def is_per_integer(low: float, high: float, integer: bool, resolution: str) -> b
 
     Parameters
     ----------
-    low, high : float
-        Public bounds.
-    integer : bool
-        Whether the column holds integers.
+    low, high, integer : float, float, bool
+        The column's public bounds, and whether its values are integers.
     resolution : {"auto", "integer", "bins"}
         As for :func:`~sklearn_dpsynth.domain.numeric_edges`: ``"auto"``
         gives one bin per integer to an integer column whose bounds hold
