@@ -146,7 +146,8 @@ import numpy as np
 import pandas as pd
 
 from ._input import is_datetime
-from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
+from .domain import ColumnSpec, Domain, spec_from_declaration
+from .domain import datetimes_as_seconds as _datetimes_as_seconds
 from .exceptions import DomainInferenceError, DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, ThresholdedHistogram, exponential_epsilon, gaussian_sigma
 
