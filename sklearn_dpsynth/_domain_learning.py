@@ -147,7 +147,8 @@ import pandas as pd
 
 from ._input import as_numbers, is_datetime
 from .backends import open_source
-from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
+from .domain import ColumnSpec, Domain, spec_from_declaration
+from .domain import datetimes_as_seconds as _datetimes_as_seconds
 from .exceptions import DomainInferenceError, DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, ThresholdedHistogram, exponential_epsilon, gaussian_sigma
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .domain import OTHER, ColumnSpec, Domain, _datetimes_as_seconds
+from .domain import OTHER, ColumnSpec, Domain, datetimes_as_seconds
 
 __all__ = ["InputForm", "check_table", "as_frame", "check_frame", "align_columns",
            "is_datetime", "as_numbers"]
@@ -47,7 +47,7 @@ def as_numbers(series: pd.Series) -> np.ndarray:
     if is_datetime(series.dtype):
         out = np.full(len(series), np.nan)
         present = series.notna().to_numpy()
-        out[present] = _datetimes_as_seconds(series[present])
+        out[present] = datetimes_as_seconds(series[present])
         return out
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 

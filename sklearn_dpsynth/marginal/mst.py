@@ -403,7 +403,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
                  for a, counts in zip(self.attributes_, independent)}
         self.model_, self.estimation_info_ = estimate(
-            self._model_domain(), measurements, potentials=start, max_iters=self._param("max_iter"),
+            self._model_domain(), measurements, potentials=start, max_iter=self._param("max_iter"),
             tol=self.tol, callback=self._stopping_rule(measurements),
             dtype=self.model_dtype)
 

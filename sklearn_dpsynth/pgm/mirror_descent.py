@@ -299,7 +299,7 @@ def mirror_descent(
     tables: list,
     objective: Objective,
     *,
-    max_iters: int,
+    max_iter: int,
     tol: float,
     atol: float = 0.0,
     accelerated: bool = True,
@@ -316,7 +316,7 @@ def mirror_descent(
         Initial log-potentials, one per maximal clique.
     objective : Objective
         The loss.
-    max_iters : int
+    max_iter : int
         Maximum number of accepted steps.
     tol : float
         Stop when an accepted step lowers the loss by at most ``tol`` times
@@ -359,7 +359,7 @@ def mirror_descent(
     a_prev, step_prev, fresh, backtracked = 1.0, step, True, False
     stats = {"n_inference": 1, "n_restarts": 0, "iterations": 0, "converged": False,
              "stalled": False}
-    while stats["iterations"] < max_iters and len(objective) and not stats["converged"]:
+    while stats["iterations"] < max_iter and len(objective) and not stats["converged"]:
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
