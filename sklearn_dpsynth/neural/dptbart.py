@@ -78,7 +78,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         AdamW decoupled weight decay (0: Adam, as in the paper).
     grad_sample_mode : {"auto", "ghost", "hooks"}, default="auto"
         How Opacus computes the clipped per-sample gradients
-        (``sklearn_dpsynth.neural.training``); "auto" uses ghost
+        (``sklearn_dpsynth.neural.dpsgd``); "auto" uses ghost
         clipping (faster here).
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample ("auto": CUDA when available).
