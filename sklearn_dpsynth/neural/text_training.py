@@ -138,8 +138,8 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
                      ) -> TrainingReport:
     """Train ``model`` in place on token rows, with DP-SGD or without.
 
-    The run is ``sklearn_dpsynth.neural.dpsgd.train_dpsgd`` with the loss
-    :class:`TextRowLoss`.
+    The run is ``sklearn_dpsynth.neural.dpsgd.train_dpsgd``, the loop of
+    every neural model, with the loss ``TextRowLoss``.
 
     Parameters
     ----------
