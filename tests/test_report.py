@@ -20,7 +20,9 @@ from sklearn_dpsynth.metrics import (  # noqa: E402
     workload_error,
 )
 from sklearn_dpsynth.metrics.threads import thread_limit  # noqa: E402
+from sklearn_dpsynth.domain import ColumnSpec  # noqa: E402
 from sklearn_dpsynth.report import build_report, write_report  # noqa: E402
+from sklearn_dpsynth.report._build import _other_only_columns  # noqa: E402
 
 DOMAIN = {"a": ["x", "y", "z"], "b": (0, 10), "<c&>": ["u", "v"]}
 
@@ -333,3 +335,27 @@ def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():
     flags = build_report(real, synth, domain=domain).split('<div class="flags">')[1]
     assert "a: declared with no category listed, so 100% of the synthetic values" in flags
     assert "too small a budget" not in flags.split("</div>")[0]
+
+
+def test_a_column_modelled_as_other_alone_is_left_out_of_the_scores():
+    """An identifier declared '<other>' only (all synthetic values '<other>')
+    would score a 1-way TVD of 1; the report leaves it out of every score and
+    says so, and its scores equal those of the tables without that column.
+    A fitted model's own '<other>'-only columns are left out the same way."""
+    real = _dated(seed=0).assign(a=[f"id{i}" for i in range(400)])
+    synth = _dated(seed=1).assign(a="<other>")
+    domain = {"a": {"kind": "category", "categories": [], "other": True}}
+    with_id = build_report(real, synth, domain=domain)
+    without = build_report(real.drop(columns="a"), synth.drop(columns="a"))
+    scores = [page.split('<table class="scores">')[1].split("</table>")[0]
+              for page in (with_id, without)]
+    assert scores[0] == scores[1]
+    flags = with_id.split('<div class="flags">')[1].split("</div>")[0]
+    assert "a: modelled as &lt;other&gt; alone" in flags
+    assert "modelled as &lt;other&gt; alone" not in build_report(real, synth)
+
+    class Model:
+        privacy_ledger_ = None
+        domain_ = [ColumnSpec("a", "categorical", categories=[], other=True)]
+    assert _other_only_columns(real.columns, None, Model(), target=None) == ["a"]
+    assert _other_only_columns(real.columns, None, Model(), target="a") == []

@@ -234,6 +234,38 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame,
     return flags
 
 
+def _other_only_columns(columns: Any, domain: Mapping | None, model: Any,
+                        target: Any) -> list:
+    """Columns modelled as ``<other>`` alone: declared with no category listed
+    (``{"categories": []}``, what ``describe`` drafts for an identifier), or
+    held so by ``model``'s domain.  No value of them is released, so every
+    synthetic value is ``<other>``: scoring them would only measure that
+    (a 1-way TVD of 1 for an identifier).  The target is always scored."""
+    unlisted = {c for c, entry in (domain or {}).items()
+                if isinstance(entry, Mapping) and entry.get("categories") == []}
+    specs = getattr(model, "domain_", None) or ()
+    unlisted |= {spec.name for spec in specs
+                 if spec.kind == "categorical" and not spec.categories}
+    unscored = [c for c in columns if c in unlisted and c != target]
+    return unscored if len(unscored) < len(columns) else []  # nothing left to score
+
+
+def _without_columns(dropped: list, *tables: pd.DataFrame | None,
+                     domain: Mapping | None) -> list:
+    """``tables`` without the ``dropped`` columns, then ``domain`` without them."""
+    kept = [None if t is None else t.drop(columns=dropped) for t in tables]
+    return kept + [None if domain is None
+                   else {c: e for c, e in domain.items() if c not in dropped}]
+
+
+def _unscored_flags(unscored: list) -> list[str]:
+    if not unscored:
+        return []
+    return [f"{', '.join(map(str, unscored))}: modelled as {OTHER} alone (no value of "
+            f"{'it' if len(unscored) == 1 else 'them'} is released), so left out of every "
+            "score and figure of this report."]
+
+
 #: Share of ``<other>`` among a synthetic column's values flagged as a collapse.
 COLLAPSE_SHARE = 0.9
 
@@ -403,6 +435,11 @@ def build_report(
     holdout_df = None if holdout is None else prepare_tables(real_df, ("holdout", holdout))[1]
     _check_inputs(real_df, synth_df, holdout_df, target, model)
     real_df, synth_df, holdout_df = _typed_tables(real_df, synth_df, holdout_df, domain=domain)
+    collapse_flags = _collapse_flags(real_df, synth_df, domain)
+    unscored = _other_only_columns(real_df.columns, domain, model, target)
+    if unscored:
+        real_df, synth_df, holdout_df, domain = _without_columns(
+            unscored, real_df, synth_df, holdout_df, domain=domain)
     kinds = column_kinds(real_df, domain)
     seed = int(random_state)
     sections, scores = [], {"fidelity": {}, "utility": {}, "privacy": {}}
@@ -445,8 +482,8 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, _collapse_flags(real_df, synth_df, domain)
-                    + _range_flags(real_df, synth_df, kinds))))
+        + _overview(scores, collapse_flags + _range_flags(real_df, synth_df, kinds)
+                    + _unscored_flags(unscored))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
