@@ -52,11 +52,18 @@ def test_ledger_spends_the_whole_budget_in_thirds(fitted):
     one_way = _entries(fitted, "gaussian", "1-way")
     selections = _entries(fitted, "exponential")
     two_way = _entries(fitted, "gaussian", "2-way")
-    assert (len(one_way), len(selections), len(two_way)) == (d, d - 1, d - 1)
+    # the default stop measures every marginal as two halves of its budget
+    assert (len(one_way), len(selections), len(two_way)) == (2 * d, d - 1, 2 * (d - 1))
     for group in (one_way, selections, two_way):
         assert sum(e.rho for e in group) == pytest.approx(rho / 3, rel=1e-9)
-    # every 1-way marginal gets the same noise sqrt(d / (2 rho/3))
-    assert one_way[0].noise_scale == pytest.approx(np.sqrt(d / (2 * rho / 3)))
+    # every half of a 1-way marginal gets noise sqrt(2) sqrt(d / (2 rho/3)): the two
+    # halves' mean has the noise of one release at rho / (3 d), and costs the same
+    sigma = np.sqrt(d / (2 * rho / 3))
+    for entry in one_way:
+        assert entry.noise_scale == pytest.approx(np.sqrt(2) * sigma)
+        assert entry.rho == pytest.approx(1 / (2 * 2 * sigma**2), rel=1e-12)
+    assert [e.target for e in one_way[:2]] == [f"1-way marginal {fitted.domain_.columns[0]!r}"
+                                               f", half {k} of 2" for k in (1, 2)]
 
 
 def test_selected_edges_form_a_spanning_tree(fitted):
@@ -114,7 +121,7 @@ def _n_measured_entries(synth):
 
 def test_early_stopping_stops_at_the_expected_loss(tree_data):
     kwargs = dict(domain=tree_data.domain, random_state=0)
-    early = MSTSynthesizer(**kwargs).fit(tree_data.train, epsilon=1.0)
+    early = MSTSynthesizer(early_stopping=0.7, **kwargs).fit(tree_data.train, epsilon=1.0)
     full = MSTSynthesizer(early_stopping=None, **kwargs).fit(tree_data.train, epsilon=1.0)
     info, info_full = early.estimation_info_, full.estimation_info_
     # same measurements (same noise), different stopping points
@@ -267,8 +274,8 @@ def test_initial_cliques_are_measured_and_grown_around(tree_data):
                            initial_cliques=[("x0", "c2", "c5"), ("c5", "x0")]).fit(
         tree_data.train, epsilon=1.0)
     targets = [e.target for e in synth.privacy_ledger_.entries]
-    assert "3-way marginal ('x0', 'c2', 'c5')" in targets
-    assert "2-way marginal ('c5', 'x0')" in targets
+    assert "3-way marginal ('x0', 'c2', 'c5'), half 1 of 2" in targets
+    assert "2-way marginal ('c5', 'x0'), half 2 of 2" in targets
     assert synth.cliques_[:2] == [("x0", "c2", "c5"), ("c5", "x0")]
     # 6 columns, 3 already connected: 3 more edges, none inside the clique
     assert len(synth.tree_edges_) == 3 == len(_entries(synth, "exponential"))
@@ -290,7 +297,7 @@ def test_initial_cliques_connecting_everything_skip_selection():
 def test_single_column_spends_everything_on_its_histogram():
     frame = pd.DataFrame({"a": np.random.default_rng(0).integers(0, 4, 500)})
     synth = MSTSynthesizer(domain={"a": 4}, random_state=0).fit(frame, epsilon=1.0)
-    assert [e.mechanism for e in synth.privacy_ledger_.entries] == ["gaussian"]
+    assert [e.mechanism for e in synth.privacy_ledger_.entries] == ["gaussian"] * 2
     assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
     assert synth.sample(10).shape == (10, 1)
 
@@ -300,8 +307,8 @@ def test_weights_scale_the_noise_and_keep_the_budget(tree_data):
                            weights={"x0": 2.0, ("c2", "x0"): 3.0}).fit(
         tree_data.train, epsilon=1.0)
     one_way = {e.target: e for e in _entries(synth, "gaussian", "1-way")}
-    assert one_way["1-way marginal 'x1'"].noise_scale == pytest.approx(
-        2 * one_way["1-way marginal 'x0'"].noise_scale)
+    assert one_way["1-way marginal 'x1', half 1 of 2"].noise_scale == pytest.approx(
+        2 * one_way["1-way marginal 'x0', half 2 of 2"].noise_scale)
     rho = synth.privacy_ledger_.rho_budget
     assert sum(e.rho for e in one_way.values()) == pytest.approx(rho / 3, rel=1e-9)
     assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
