@@ -137,6 +137,28 @@ def test_early_stopping_stops_at_the_expected_loss(tree_data):
     assert classical.estimation_info_["iterations"] <= info["iterations"]
 
 
+def test_holdout_stop_applies_the_cross_validated_factor(fitted):
+    """The default stop: the first step whose loss is at most the chosen factor times
+    the expected loss (the factor read off the two halves of every measurement)."""
+    info = fitted.estimation_info_
+    holdout = info["holdout"]
+    assert len(holdout["folds"]) == 2
+    assert holdout["factor"] == pytest.approx(np.mean([f["factor"] for f in holdout["folds"]]))
+    history = info["loss_history"]
+    if holdout["factor"] > 0:
+        target = holdout["factor"] * _n_measured_entries(fitted)
+        assert history[-1] <= target < min(history[:-1])
+    else:
+        assert info["converged"] or info["iterations"] == fitted.max_iter
+
+
+def test_holdout_stop_in_float32(tree_data):
+    synth = MSTSynthesizer(domain=tree_data.domain, random_state=0, model_dtype="float32")
+    synth.fit(tree_data.train.iloc[:5000], epsilon=3.0)
+    assert synth.estimation_info_["holdout"]["factor"] >= 0
+    assert synth.model_.tables[0].dtype == np.float32
+
+
 # ------------------------------------------------------------- determinism
 def test_same_random_state_gives_identical_rows(tree_data):
     runs = [MSTSynthesizer(domain=tree_data.domain, random_state=3).fit(
