@@ -119,7 +119,7 @@ def measure_marginal_halves(
     ``sigma_i`` (the discrete Gaussian sum is not itself discrete Gaussian;
     its variance is), and the two halves' independent noises let the
     estimation check itself against held-out measurements
-    (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`).
+    (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).
 
     Parameters
     ----------

@@ -115,11 +115,16 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     tol : float, default=1e-4
         Estimation stops when a step lowers the loss by at most ``tol``
         times the loss.
-    early_stopping : float or None, default=0.7
-        Stop the estimation at the first step whose loss is at most
-        ``early_stopping`` times the number of measured entries (the loss's
-        expected value at the true marginals; see Notes); ``None`` runs to
-        ``tol`` / ``max_iter``.
+    early_stopping : "holdout", float or None, default="holdout"
+        Stop the estimation at the first step whose loss is at most a
+        factor times the number of measured entries (the loss's expected
+        value at the true marginals; see Notes).  ``"holdout"`` chooses the
+        factor for each fit from the noisy measurements themselves: every
+        marginal is measured as two halves of its budget (same cost, same
+        noise for their mean) and the factor is where the model fitted to
+        one half best predicts the other (two-fold cross-validation).  A
+        number fixes the factor (0.7 was the default before); ``None`` runs
+        to ``tol`` / ``max_iter``.
     verbose : int, default=0
         0 is silent; 1 (or more) prints one line per stage on stderr (1-way
         measurement, selection, measurement, estimation), each with its time
@@ -186,19 +191,29 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     **Estimation.** The least-squares optimum fits the noise as well as the
     signal: at small budgets a 2-way table with many small cells is mostly
     noise. Mirror descent starts from the independent model (the exact
-    least-squares fit of the 1-way measurements) and, with
-    ``early_stopping=tau``, stops at the first step whose loss
-    ``sum ||Q mu - y||^2 / sigma^2`` is at most ``tau`` times the number of
-    measured entries ``m``, the loss's expected value at the true marginals (a
-    discrepancy principle, after Morozov): dependencies that the noise cannot
-    confirm stay close to independence.  ``tau = 1`` is the classical rule; the
-    default 0.7 was chosen on random Bayesian networks
-    (:func:`~sklearn_dpsynth.datasets.make_bayesnet`, three shapes, budgets 0.3
-    to 3), where it was within 2% of the best factor everywhere and lowered the
-    2-way marginal error by up to 20% against running to convergence at small
-    budgets (within 1% of it at larger ones).  The stopping rule reads only the
-    noisy measurements.  ``early_stopping=None`` runs to ``tol`` /
-    ``max_iter``.
+    least-squares fit of the 1-way measurements) and stops at the first step
+    whose loss ``sum ||Q mu - y||^2 / sigma^2`` is at most ``tau`` times the
+    number of measured entries ``m``, the loss's expected value at the true
+    marginals (a discrepancy principle, after Morozov): dependencies that the
+    noise cannot confirm stay close to independence.  The best ``tau`` depends
+    on the table and the budget (a fixed 0.7, the former default, was tuned on
+    Adult and random Bayesian networks; on Texas and on a census table with
+    one-year ages other factors, or running to convergence, do better).  With
+    ``early_stopping="holdout"`` (the default) each marginal ``i`` is released
+    twice, with independent noise of scale ``sqrt(2) sigma_i``; the
+    measurement the model is fitted to is the mean of the two halves (noise
+    variance ``sigma_i^2``, as one release).  For each of the two folds, the
+    model is fitted to one half of every measurement while the loss of the
+    other half is followed (``sklearn_dpsynth.pgm.estimation.HeldOutLoss``:
+    with independent noise it is, in expectation, the model's squared error on
+    the true marginals plus a constant); the fitted half's ``loss / m`` at the
+    lowest held-out loss is the fold's factor, 0 (run to convergence) where the
+    held-out loss still fell at the end, and ``tau`` is the mean of the two
+    (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).  That costs
+    two extra estimations on the same small tree (two to five times the
+    estimation's time).  ``estimation_info_["holdout"]`` records the factor
+    and each fold's.  A number fixes ``tau``; ``None`` runs to ``tol`` /
+    ``max_iter``.  Every stopping rule reads only the noisy measurements.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
@@ -209,11 +224,15 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     pair score of step 3 changes by at most 1 (the estimate is a function of
     step 1's output only), so each exponential-mechanism round at pure
     ``epsilon = sqrt(8 rho_2 / (r - 1))`` is ``rho_2 / (r - 1)``-zCDP. Step 4
-    spends the rest of the budget, ``rho_3``, in the same way as step 1.  zCDP
-    composes additively (also adaptively), so the fit is ``rho``-zCDP and the
-    ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
+    spends the rest of the budget, ``rho_3``, in the same way as step 1.  With
+    ``early_stopping="holdout"`` each marginal of steps 1 and 4 is released
+    twice at ``sqrt(2) sigma_i``, ``1 / (4 sigma_i^2)`` each: the two add up to
+    the ``1 / (2 sigma_i^2)`` of one release, and the ledger records both
+    halves.  zCDP composes additively (also adaptively), so the fit is
+    ``rho``-zCDP and the ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
     :class:`~sklearn_dpsynth.PrivacyLedger`. Compression, the
-    independent model of step 3, estimation, generation, :meth:`marginal` and
+    independent model of step 3, the choice of the stopping factor, estimation,
+    generation, :meth:`marginal` and
     :meth:`score_samples` only use the noisy outputs (post-processing).  Budget
     split: thirds ``(rho_1, rho_2, rho_3)`` as above; halves between steps 1
     and 4 when no private selection is needed (``fit(..., public_data=)`` given, the

@@ -25,7 +25,7 @@ from .model import GraphicalModel, tables_from_potentials
 
 __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
            "initial_tables", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
-           "Measurement", "estimate_total"]  # the last two re-exported
+           "expected_loss", "Measurement", "estimate_total"]  # the last two re-exported
 
 
 def initial_tables(
