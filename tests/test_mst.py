@@ -145,11 +145,9 @@ def test_holdout_stop_applies_the_cross_validated_factor(fitted):
     assert len(holdout["folds"]) == 2
     assert holdout["factor"] == pytest.approx(np.mean([f["factor"] for f in holdout["folds"]]))
     history = info["loss_history"]
-    if holdout["factor"] > 0:
-        target = holdout["factor"] * _n_measured_entries(fitted)
-        assert history[-1] <= target < min(history[:-1])
-    else:
-        assert info["converged"] or info["iterations"] == fitted.max_iter
+    target = holdout["factor"] * _n_measured_entries(fitted)
+    assert target < min(history[:-1])
+    assert history[-1] <= target or info["converged"] or info["iterations"] == fitted.max_iter
 
 
 def test_holdout_stop_in_float32(tree_data):

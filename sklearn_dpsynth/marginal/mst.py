@@ -207,8 +207,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     other half is followed (``sklearn_dpsynth.pgm.estimation.HeldOutLoss``:
     with independent noise it is, in expectation, the model's squared error on
     the true marginals plus a constant); the fitted half's ``loss / m`` at the
-    lowest held-out loss is the fold's factor, 0 (run to convergence) where the
-    held-out loss still fell at the end, and ``tau`` is the mean of the two
+    lowest held-out loss is the fold's factor, and ``tau`` is the mean of the two
     (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).  That costs
     two extra estimations on the same small tree (two to five times the
     estimation's time).  ``estimation_info_["holdout"]`` records the factor
@@ -445,7 +444,8 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
                 self._model_domain(), halves, total=total, potentials=start,
                 max_iters=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
             holdout = {"factor": factor,
-                       "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations")}
+                       "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations",
+                                                    "best_at_end")}
                                  for f in folds]}
         self.model_, self.estimation_info_ = estimate(
             self._model_domain(), measurements, potentials=start, max_iters=self._param("max_iter"),

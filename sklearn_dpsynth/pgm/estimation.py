@@ -207,9 +207,10 @@ def holdout_stop_factor(
     every measurement and followed by :class:`HeldOutLoss` on the other
     half; the step of the lowest held-out loss gives the fold's factor
     ``tau = loss / expected_loss`` (the fitted half's loss there, over its
-    expected value at the true marginals), or 0 where the held-out loss
-    still fell at the last step (the estimation should run to
-    convergence).  The result is the mean of the two folds' factors: the
+    expected value at the true marginals; where the held-out loss still
+    fell at the last step, the loss there, which the combined estimation
+    may never reach: it then runs to ``tol`` or ``max_iters``).  The result
+    is the mean of the two folds' factors: the
     estimation on the combined measurements stops at the first step whose
     loss is at most that factor times its expected value (the discrepancy
     rule of ``early_stopping``, with the factor read off the data instead
@@ -232,10 +233,11 @@ def holdout_stop_factor(
     Returns
     -------
     factor : float
-        The mean of the folds' factors (0: run to convergence).
+        The mean of the folds' factors.
     folds : list of dict
-        Per fold: ``factor``, ``best_iteration``, ``iterations`` (steps run)
-        and ``history`` (``HeldOutLoss.history``).
+        Per fold: ``factor``, ``best_iteration``, ``iterations`` (steps run),
+        ``best_at_end`` (the held-out loss was still falling) and ``history``
+        (``HeldOutLoss.history``).
     """
     domain = require_model_domain(domain)
     first = _check_measurements(domain, [a for a, _ in halves])
@@ -252,9 +254,9 @@ def holdout_stop_factor(
         _, info = _estimate_checked(tree, fitted, initial_tables(tree, potentials), total,
                                     max_iters, tol, 0.0, True, monitor, dtype)
         iteration, loss, _ = monitor.history[monitor.best]
-        factor = 0.0 if monitor.best_at_end else loss / expected_loss(fitted)
-        folds.append({"factor": factor, "best_iteration": iteration,
-                      "iterations": info["iterations"], "history": monitor.history})
+        folds.append({"factor": loss / expected_loss(fitted), "best_iteration": iteration,
+                      "iterations": info["iterations"], "best_at_end": monitor.best_at_end,
+                      "history": monitor.history})
     return float(np.mean([f["factor"] for f in folds])), folds
 
 
