@@ -1,11 +1,16 @@
 """The reference harness's census table (one-year ages from adult_raw) and its score."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from benchmarks.reference import CENSUS_COLUMNS, census_score, load_census
-from tests.conftest import DATA_DIR
+
+DATA_DIR = Path(os.environ.get("DPSYNTH_DATA",
+                               Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
 def _frame(n=2000, seed=0):
