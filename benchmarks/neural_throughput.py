@@ -58,7 +58,8 @@ def _measure(codes, sizes, layout_name, d_model, n_layers, head, mode, batch, st
     import torch
 
     from sklearn_dpsynth.neural.layout import FieldLayout, PlainLayout
-    from sklearn_dpsynth.neural.training import DPSGDConfig, TrainingConfig, train_transformer
+    from sklearn_dpsynth.neural.dpsgd import DPSGDConfig, TrainingConfig
+    from sklearn_dpsynth.neural.training import train_transformer
     from sklearn_dpsynth.neural.transformer import TabularTransformer
 
     layout = (PlainLayout if layout_name == "dptbart" else FieldLayout)(sizes)

@@ -92,10 +92,11 @@ _EXTERNAL_CLASSES = (
     "collections.abc.Callable",
     "torch.device",
     "torch.nn.modules.module.Module",  # how torch.nn.Module annotations resolve
-    # the training loop's option records: internal, documented in neural/training.py
-    "sklearn_dpsynth.neural.training.DPSGDConfig",
-    "sklearn_dpsynth.neural.training.TrainingConfig",
-    "sklearn_dpsynth.neural.training.TrainingReport",
+    # the training loop's option records: internal, documented in neural/dpsgd.py
+    "sklearn_dpsynth.neural.dpsgd.DPSGDConfig",
+    "sklearn_dpsynth.neural.dpsgd.PrivacyRecord",
+    "sklearn_dpsynth.neural.dpsgd.TrainingConfig",
+    "sklearn_dpsynth.neural.dpsgd.TrainingReport",
     "os.PathLike",
     "scipy.sparse._matrix.spmatrix",  # how scipy.sparse.spmatrix annotations resolve
     "sklearn.utils._bunch.Bunch",  # how sklearn.utils.Bunch annotations resolve

@@ -12,12 +12,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure,
-                            engine_dtypes, read_engine_kinds, read_kinds, read_like)
+from ._column_kinds import KIND_SHARE, annotate_domain, read_like
 from ._tableio import ChunkWriter, output_format
 from ._validation import COMMON_CONSTRAINTS, check_n_samples, check_rng
-from .backends import (EncodedTable, encode_public_table, encode_table, is_duckdb_input,
-                       is_spark_input, open_duckdb, open_spark)
+from .backends import EncodedTable, TableSource, encode_public_table, open_source
 from .preprocessing import InputForm, _set_feature_info, align_columns, check_table, learn_domain
 from .privacy import DEFAULT_DELTA, PrivacyLedger, check_budget
 
@@ -100,14 +98,16 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : pandas.DataFrame, array-like, path, duckdb relation or Spark DataFrame
+        X : pandas.DataFrame, array-like, path, duckdb relation, Spark DataFrame or TableSource
             The private table.  Missing values are modelled as their own
             code where the domain allows them.  A path or glob of Parquet
             or CSV files, or a DuckDB relation, is counted in DuckDB
             without loading it (``pip install 'sklearn-dpsynth[duckdb]'``);
             a pyspark DataFrame is counted in Spark, only contingency
             tables reaching the driver (``pip install
-            'sklearn-dpsynth[spark]'``).
+            'sklearn-dpsynth[spark]'``); a container of a registered
+            backend is read through its source
+            (:func:`~sklearn_dpsynth.backends.open_source`).
         y : None
             Ignored; present for scikit-learn API consistency.
         epsilon : float
@@ -147,22 +147,19 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         self._warn_renamed_params()
         delta = ledger.delta
         self._check_public_allowed(public_data)
-        if is_duckdb_input(X) or is_spark_input(X):  # counted in the engine
-            frame = open_spark(X) if is_spark_input(X) else open_duckdb(X)
-            form = InputForm(list(frame.columns), list(frame.schema_frame().dtypes), True)
-        else:
-            frame, form = check_table(X)
+        source = open_source(X)  # in memory, or counted where a backend holds it
+        form = source.input_form()
         rng = check_rng(self.random_state)
         declared = self._declared_domain(form)
-        frame, form, kinds, budget = self._read_kinds(frame, form, declared, ledger, rng)
+        form, kinds, budget = self._read_kinds(source, form, declared, ledger, rng)
         public_frame = self._align_public(public_data, form)
         if public_frame is not None and kinds:  # read by the same kinds, at no cost
             public_frame = read_like(public_frame, kinds)
         self.domain_ = annotate_domain(learn_domain(
-            frame, declared, n_bins=self.n_bins,
+            source, declared, n_bins=self.n_bins,
             preprocessing=self.preprocessing, rng=rng, budget=budget,
             max_categories=self.max_categories), kinds)
-        table = encode_table(frame, self.domain_)
+        table = source.encode(self.domain_)
         public = (None if public_frame is None
                   else encode_public_table(public_frame, self.domain_))
         self._fit_encoded(table, ledger, rng, public)
@@ -199,10 +196,10 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
             raise AttributeError(f"{type(self).__name__} is not fitted: no feature_dtypes_in_.")
         return dict(zip(self._form.columns, self._form.dtypes))
 
-    def _read_kinds(self, frame: Any, form: InputForm, declared: dict, ledger: PrivacyLedger,
-                    rng: np.random.Generator) -> tuple:
-        """The table with its text columns read by kind, its form, the kinds and
-        the domain-learning share (see ``sklearn_dpsynth._column_kinds``).
+    def _read_kinds(self, source: TableSource, form: InputForm, declared: dict,
+                    ledger: PrivacyLedger, rng: np.random.Generator) -> tuple:
+        """Read the source's text columns by kind; its form, the kinds and the
+        domain-learning share (see ``sklearn_dpsynth._column_kinds``).
 
         A ``"column kinds"`` share of ``KIND_SHARE`` of the preprocessing
         budget is taken when some columns' kinds (or datetime units) are
@@ -210,22 +207,14 @@ class BaseSynthesizer(BaseEstimator, metaclass=ABCMeta):
         """
         share = self.preprocessing_budget
         rho, delta = share * ledger.rho_budget, share * ledger.delta
-        is_frame = isinstance(frame, pd.DataFrame)
-        dtypes = dict(frame.dtypes.items()) if is_frame else engine_dtypes(frame)
         kinds_budget = None
-        if columns_to_measure(dtypes, declared) and self.preprocessing != "non-private":
+        if source.columns_to_measure(declared) and self.preprocessing != "non-private":
             kinds_budget = ledger.share(KIND_SHARE * rho, label="column kinds")
             rho -= kinds_budget.rho
-        if is_frame:
-            frame, kinds = read_kinds(frame, declared, budget=kinds_budget, rng=rng,
-                                      preprocessing=self.preprocessing)
-            dtypes = list(frame.dtypes)
-        else:  # engine sources: text columns read by kind inside the engine
-            kinds = read_engine_kinds(frame, declared, budget=kinds_budget, rng=rng,
-                                      preprocessing=self.preprocessing)
-            dtypes = list(frame.schema_frame().dtypes)
-        form = InputForm(form.columns, dtypes, form.is_frame)
-        return frame, form, kinds, ledger.share(rho, delta, label="domain learning")
+        kinds = source.read_column_kinds(declared, budget=kinds_budget, rng=rng,
+                                         preprocessing=self.preprocessing)
+        form = InputForm(form.columns, list(source.schema_frame().dtypes), form.is_frame)
+        return form, kinds, ledger.share(rho, delta, label="domain learning")
 
     def _check_public_allowed(self, public_data: Any) -> None:
         """ValueError naming ``public_data`` for methods that cannot use it."""

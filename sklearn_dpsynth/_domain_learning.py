@@ -145,8 +145,10 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ._input import is_datetime
-from .domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
+from ._input import as_numbers, is_datetime
+from .backends import open_source
+from .domain import ColumnSpec, Domain, spec_from_declaration
+from .domain import datetimes_as_seconds as _datetimes_as_seconds
 from .exceptions import DomainInferenceError, DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, ThresholdedHistogram, exponential_epsilon, gaussian_sigma
 
@@ -236,9 +238,6 @@ PRIVATE_MODES = ("private", "private-lenient")
 
 #: Learned bounds get log-spaced bins from this many orders of magnitude on.
 _LEARNED_LOG_SPAN = 2
-
-#: Rows factorized at once when a DataFrame's category counts are computed.
-_CATEGORY_BLOCK_ROWS = 1 << 18
 
 #: Calendar years whose starts cut the private histogram of a datetime column.
 _YEARS = (1900, 2100)
@@ -411,19 +410,6 @@ def can_hold_missing(series: pd.Series) -> bool:
     return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
 
-def as_numbers(series: pd.Series) -> np.ndarray:
-    """Values as floats (datetimes in seconds since the epoch, durations in
-    seconds); NaN when missing."""
-    if pd.api.types.is_timedelta64_dtype(series.dtype):
-        return (series / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
-    if is_datetime(series.dtype):
-        out = np.full(len(series), np.nan)
-        present = series.notna().to_numpy()
-        out[present] = _datetimes_as_seconds(series[present])
-        return out
-    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
 def _public_spec(series: pd.Series) -> ColumnSpec | None:
     """Specs known from the dtype alone (booleans)."""
     if pd.api.types.is_bool_dtype(series.dtype):
@@ -462,17 +448,9 @@ def _range_counts(table: Any, name: Hashable, grid: _Grid) -> np.ndarray:
 
 def _range_counts_many(table: Any, requests: Sequence[tuple[Hashable, _Grid]]
                        ) -> list[np.ndarray]:
-    """:func:`_range_counts` of several ``(name, grid)``: one pass in an engine."""
-    if isinstance(table, pd.DataFrame):
-        out = []
-        for name, grid in requests:
-            values = as_numbers(table[name])
-            cells = grid.cell_of(values[~np.isnan(values)])
-            out.append(np.bincount(cells, minlength=grid.left.size).astype(float))
-        return out
-    if not requests:
-        return []
-    return table.range_counts_many([(name, grid.cuts) for name, grid in requests])
+    """:func:`_range_counts` of several ``(name, grid)``: one pass in an engine
+    (:meth:`~sklearn_dpsynth.backends.TableSource.range_counts_many`)."""
+    return open_source(table).range_counts_many([(name, grid.cuts) for name, grid in requests])
 
 
 def _category_counts(table: Any, name: Hashable) -> tuple[list, np.ndarray]:
@@ -482,27 +460,9 @@ def _category_counts(table: Any, name: Hashable) -> tuple[list, np.ndarray]:
 
 def _category_counts_many(table: Any, names: Sequence[Hashable]
                           ) -> list[tuple[list, np.ndarray]]:
-    """:func:`_category_counts` of several columns: one pass in an engine."""
-    if isinstance(table, pd.DataFrame):
-        out = []
-        for name in names:
-            # value_counts(sort=False) of the values as objects, without an object
-            # per row: blocks of rows are factorized (temporaries of a block, not of
-            # the column), then their distinct values, in order, give the column's
-            # in first-appearance order
-            distincts, block_counts = [pd.Series([], dtype=table[name].dtype)], []
-            for start in range(0, len(table), _CATEGORY_BLOCK_ROWS):
-                row_codes, distinct = pd.factorize(
-                    table[name].iloc[start:start + _CATEGORY_BLOCK_ROWS], use_na_sentinel=True)
-                block_counts.append(np.bincount(row_codes[row_codes >= 0],
-                                                minlength=len(distinct)))
-                distincts.append(pd.Series(distinct))
-            position, distinct = pd.factorize(pd.concat(distincts, ignore_index=True))
-            counts = np.bincount(position, np.concatenate([[]] + block_counts),
-                                 minlength=len(distinct))
-            out.append((list(pd.Series(distinct).astype(object)), counts.astype(float)))
-        return out
-    return table.category_counts_many(list(names)) if names else []
+    """:func:`_category_counts` of several columns: one pass in an engine
+    (:meth:`~sklearn_dpsynth.backends.TableSource.category_counts_many`)."""
+    return open_source(table).category_counts_many(list(names))
 
 
 def _grid_of(series: pd.Series) -> _Grid:
@@ -1055,12 +1015,6 @@ def _warn_nonprivate(frame: pd.DataFrame, columns: Sequence[Hashable]) -> None:
 
 
 # ------------------------------------------------------------------- entry
-def _schema(table: Any) -> pd.DataFrame:
-    """The table itself for a DataFrame; its (empty) schema frame for an engine
-    source, whose column kinds come from the SQL types."""
-    return table if isinstance(table, pd.DataFrame) else table.schema_frame()
-
-
 def learn_domain(
     frame: pd.DataFrame,
     declared: Mapping[Hashable, Any] | None,
@@ -1075,10 +1029,11 @@ def learn_domain(
 
     Parameters
     ----------
-    frame : pandas.DataFrame or backends.DuckDBSource
-        The private table; an engine source is read only through its
-        exact histograms (``range_counts_many``, ``category_counts_many``: one pass
-        per kind).
+    frame : pandas.DataFrame or backends.TableSource
+        The private table (see :func:`~sklearn_dpsynth.backends.open_source`),
+        read only through its schema and its exact histograms
+        (``range_counts_many``, ``category_counts_many``: one pass per kind
+        in an engine).
     declared : mapping or None
         Public entries ``{column: entry}``; see
         :func:`~sklearn_dpsynth.domain.spec_from_declaration`.
@@ -1120,7 +1075,8 @@ def learn_domain(
         ``preprocessing="private-lenient"``, those without signal (see the
         module docstring for their fallback).
     """
-    table, frame = frame, _schema(frame)
+    table = open_source(frame)
+    frame = table.schema_frame()  # column kinds come from the dtypes alone
     declared = dict(declared or {})
     unknown = [c for c in declared if c not in set(frame.columns)]
     if unknown:
@@ -1137,13 +1093,14 @@ def learn_domain(
         raise ValueError(f"preprocessing must be one of {PRIVATE_MODES + ('non-private',)}, "
                          f"got {preprocessing!r}.")
     if todo and preprocessing == "non-private":
-        if not isinstance(table, pd.DataFrame):
+        rows = table.rows_in_memory()
+        if rows is None:
             raise ValueError(f"preprocessing='non-private' reads a table in memory; for "
                              f"{type(table).__name__} input declare columns {todo} with "
                              "domain= or learn them privately.")
         _warn_nonprivate(frame, todo)
         for name in todo:
-            specs[name] = _nonprivate_spec(name, frame[name], n_bins, max_categories)
+            specs[name] = _nonprivate_spec(name, rows[name], n_bins, max_categories)
     elif todo:
         if budget is None or rng is None or budget.rho <= 0 or budget.delta <= 0:
             raise ValueError(

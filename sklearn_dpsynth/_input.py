@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .domain import OTHER, ColumnSpec, Domain
+from .domain import OTHER, ColumnSpec, Domain, datetimes_as_seconds
 
-__all__ = ["InputForm", "check_table", "align_columns", "is_datetime"]
+__all__ = ["InputForm", "check_table", "as_frame", "check_frame", "align_columns",
+           "is_datetime", "as_numbers"]
 
 #: Seconds representable as datetime64[ns] (pandas' default resolution).
 _SECONDS_RANGE = (pd.Timestamp.min.value / 1e9 + 1.0, pd.Timestamp.max.value / 1e9 - 1.0)
@@ -36,6 +37,19 @@ def is_datetime(dtype: Any) -> bool:
     """Whether ``dtype`` is a datetime64 dtype, naive or tz-aware."""
     return (pd.api.types.is_datetime64_any_dtype(dtype)
             and not isinstance(dtype, pd.PeriodDtype))
+
+
+def as_numbers(series: pd.Series) -> np.ndarray:
+    """Values as floats (datetimes in seconds since the epoch, durations in
+    seconds); NaN when missing."""
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return (series / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+    if is_datetime(series.dtype):
+        out = np.full(len(series), np.nan)
+        present = series.notna().to_numpy()
+        out[present] = datetimes_as_seconds(series[present])
+        return out
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _schema_dtype(dtype: Any) -> Any:
@@ -81,7 +95,7 @@ class InputForm:
         Parameters
         ----------
         decoded : pandas.DataFrame
-            Output of :meth:`Domain.decode`.
+            Output of :meth:`~sklearn_dpsynth.Domain.decode`.
         domain : Domain, optional
             The fitted domain; a categorical column takes its categories
             from it (without it, from the decoded values).
@@ -188,28 +202,46 @@ def check_table(X: Any) -> tuple[pd.DataFrame, InputForm]:
     ValueError
         On an empty table, duplicate column names or a non-2-D array.
     """
+    frame, form = as_frame(X)
+    check_frame(frame)
+    return frame, form
+
+
+def as_frame(X: Any) -> tuple[pd.DataFrame, InputForm]:
+    """The conversion half of :func:`check_table`, without :func:`check_frame`'s checks.
+
+    A DataFrame is returned itself; an array's columns are named by
+    position.  Raises TypeError on sparse input, ValueError on a non-2-D
+    array.
+    """
     if isinstance(X, pd.DataFrame):
-        frame = X
-        form = InputForm(list(X.columns), list(X.dtypes), True)
-    else:
-        if hasattr(X, "toarray"):
-            raise TypeError("sparse input is not supported; pass a dense table.")
-        array = np.asarray(X)
-        if array.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with "
-                             f"{array.ndim} dimension(s).")
-        # an array of strings is text: its "<U..." width is the longest private
-        # string, so it is held (and given back) as objects
-        dtype = np.dtype(object) if array.dtype.kind in "USO" else array.dtype
-        frame = pd.DataFrame(array.astype(dtype, copy=False),
-                             columns=list(range(array.shape[1])), dtype=dtype)
-        form = InputForm(list(range(array.shape[1])), [dtype] * array.shape[1], False)
+        return X, InputForm(list(X.columns), list(X.dtypes), True)
+    if hasattr(X, "toarray"):
+        raise TypeError("sparse input is not supported; pass a dense table.")
+    array = np.asarray(X)
+    if array.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with "
+                         f"{array.ndim} dimension(s).")
+    # an array of strings is text: its "<U..." width is the longest private
+    # string, so it is held (and given back) as objects
+    dtype = np.dtype(object) if array.dtype.kind in "USO" else array.dtype
+    frame = pd.DataFrame(array.astype(dtype, copy=False),
+                         columns=list(range(array.shape[1])), dtype=dtype)
+    return frame, InputForm(list(range(array.shape[1])), [dtype] * array.shape[1], False)
+
+
+def check_frame(frame: pd.DataFrame) -> None:
+    """ValueError on an empty table (no row or no column) or duplicate column names.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    """
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("X is empty: need at least one row and one column.")
     if frame.columns.duplicated().any():
         dup = list(frame.columns[frame.columns.duplicated()])
         raise ValueError(f"X has duplicate column names: {dup}.")
-    return frame, form
 
 
 def set_feature_info(estimator: BaseEstimator, form: InputForm) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from ._domain_learning import as_numbers, can_hold_missing, column_kind, is_integer
 from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN
 from ._input import check_table
-from .domain import _per_integer
+from .domain import is_per_integer
 from .exceptions import PrivacyWarning
 
 __all__ = ["domain_from_public_data", "describe_domain"]
@@ -427,7 +427,7 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
                              "integer": integer}
     # a per-integer column gives every integer an exact code already; an
     # entry with its own n_bins is binned (resolution "bins")
-    per_integer = n_bins is None and _per_integer(low, high, integer, "auto")
+    per_integer = n_bins is None and is_per_integer(low, high, integer, "auto")
     if not per_integer:
         points = _point_masses(values)
         if points:

@@ -271,7 +271,7 @@ def test_final_estimation_stops_by_the_discrepancy_rule(net):
 def test_final_estimation_stops_once_its_target_is_out_of_reach(net):
     # a target of 1% of the entries: far below the least-squares minimum
     cap = 400
-    synth = _aim(net, final_max_iters=cap, early_stopping=0.01).fit(net.frame, epsilon=2.0)
+    synth = _aim(net, final_max_iter=cap, early_stopping=0.01).fit(net.frame, epsilon=2.0)
     sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
     target = 0.01 * sum(int(np.prod([sizes[c] for c in clique]))
                         for clique in set(synth.cliques_))

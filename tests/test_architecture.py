@@ -189,8 +189,21 @@ def test_no_subpackage_reaches_into_another_ones_private_modules():
 
 
 def test_the_subpackages_are_found():
-    assert {"marginal", "neural", "public", "evolution", "metrics", "pgm"} <= SUBPACKAGES
-    assert not SUBPACKAGES & {"_base", "_validation", "domain", "__init__"}
+    assert {"marginal", "neural", "public", "evolution", "metrics", "pgm", "domain"} <= SUBPACKAGES
+    assert not SUBPACKAGES & {"_base", "_validation", "__init__"}
+
+
+def test_the_domain_package_imports_only_the_ground():
+    """Every module of ``domain/`` imports from the ground layer alone (``pgm`` lazily)."""
+    modules = sorted((ROOT / "domain").glob("*.py"))
+    assert len(modules) > 1
+    found = []
+    for path in modules:
+        module = _module_name(path)
+        found += [(module, target) for _, target in
+                  _imported_modules(path.read_text(), module, path.name == "__init__.py")
+                  if _unit(target) is not None and _unit(target) not in LAYERS[0]]
+    assert not found, found
 
 
 @pytest.mark.parametrize("module, source, private", [
@@ -209,6 +222,8 @@ def test_the_subpackages_are_found():
      "sklearn_dpsynth.report._build (_build)"),
     ("sklearn_dpsynth.marginal.mst", "from ..metrics import _tables",
      "sklearn_dpsynth.metrics (_tables)"),
+    ("sklearn_dpsynth.metrics.tables", "from ..domain._datetimes import _iso",
+     "sklearn_dpsynth.domain._datetimes (_datetimes, _iso)"),
 ])
 def test_the_checker_catches_private_imports(module, source, private):
     found = private_imports(source, module)
@@ -225,6 +240,8 @@ def test_the_checker_catches_private_imports(module, source, private):
      "from ..marginal.selection import private_kruskal\nfrom ..marginal import PGMMixin", False),
     ("sklearn_dpsynth.public.jam", "from sklearn.utils._param_validation import Interval", False),
     ("sklearn_dpsynth.report._build", "from ..metrics.tables import __all__", False),
+    ("sklearn_dpsynth.domain._core", "from ._specs import OTHER, ColumnSpec", False),
+    ("sklearn_dpsynth.metrics.tables", "from ..domain import datetimes_as_seconds", False),
 ])
 def test_the_checker_allows_own_private_and_public_imports(module, source, is_package):
     assert private_imports(source, module, is_package) == []
@@ -240,6 +257,8 @@ def test_the_checker_allows_own_private_and_public_imports(module, source, is_pa
     ("sklearn_dpsynth._base", "from . import registry", "higher layer 5 (registry)"),
     ("sklearn_dpsynth.marginal.mst", "from ..newthing import x", "'newthing' is in no layer"),
     ("sklearn_dpsynth.domain", "import benchmarks.run", "must not import benchmarks"),
+    ("sklearn_dpsynth.domain._specs", "from ..privacy import ledger",
+     "layer 0 (domain) imports from higher layer 1 (privacy)"),
 ])
 def test_the_checker_catches_violations(module, source, message):
     found = violations(source, module)
@@ -254,3 +273,23 @@ def test_the_checker_catches_violations(module, source, message):
 ])
 def test_the_checker_allows_downward_and_local_imports(module, source, is_package):
     assert violations(source, module, is_package) == []
+
+
+#: Private attributes of other libraries that model files read: scikit-learn's
+#: parameter names of an estimator class, torch's set of non-persistent buffers.
+FOREIGN_PRIVATE = frozenset({"_get_param_names", "_non_persistent_buffers_set"})
+
+
+def test_model_files_and_the_cli_read_no_private_attribute_of_a_model():
+    """``persistence/`` and ``cli`` reach a fitted model through its public attributes
+    (``feature_dtypes_in_``, ...) and its class's ``_persisted_state_`` declaration,
+    never through attributes such as ``model._form`` or ``model._sampling_rng``."""
+    paths = [ROOT / "cli.py", *sorted((ROOT / "persistence").glob("*.py"))]
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and _is_private(node.attr)
+                    and node.attr not in FOREIGN_PRIVATE
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not found, found

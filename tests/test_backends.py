@@ -284,6 +284,7 @@ def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_ro
     merge under the first one seen; missing values are not counted), and the same
     counts as one factorization of the whole column."""
     from sklearn_dpsynth import _domain_learning
+    from sklearn_dpsynth.backends import _memory
 
     frame, _ = _mixed_frame(29)
     frame["mixed"] = pd.Series([True, "a", 1, None, 1.0, "b", np.nan] * 4 + [2], dtype=object)
@@ -293,7 +294,7 @@ def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_ro
         counts = np.bincount(row_codes[row_codes >= 0], minlength=len(distinct))
         return list(pd.Series(distinct).astype(object)), counts.astype(float)
 
-    monkeypatch.setattr(_domain_learning, "_CATEGORY_BLOCK_ROWS", block_rows)
+    monkeypatch.setattr(_memory, "CATEGORY_BLOCK_ROWS", block_rows)
     names = ["city", "s", "cat", "k", "mixed"]
     got = _domain_learning._category_counts_many(frame, names)
     for name, (values, counts) in zip(names, got):
@@ -304,3 +305,42 @@ def test_category_counts_of_a_dataframe_in_blocks_are_the_whole_columns(block_ro
     assert got[-1][0] == [True, "a", "b", 2] and got[-1][1].tolist() == [12, 4, 4, 1]
     empty = _domain_learning._category_counts_many(frame.iloc[:0], names)
     assert all(values == [] and counts.shape == (0,) for values, counts in empty)
+
+
+def test_open_source_holds_dataframes_and_arrays_in_memory_and_passes_sources_through():
+    """One dispatch: a DataFrame is held as it is (not copied), an array as a frame
+    with positional columns whose input form says so, a source is itself."""
+    from sklearn_dpsynth.backends import InMemorySource, open_source, register_source
+
+    frame = pd.DataFrame({"a": [1.5, 2.5], "b": ["x", "y"]})
+    source = open_source(frame)
+    assert isinstance(source, InMemorySource) and source.rows_in_memory() is frame
+    assert open_source(source) is source
+    form = source.input_form()
+    assert form.is_frame and form.columns == ["a", "b"]
+    array = open_source(np.array([[1, 2], [3, 4]]))
+    form = array.input_form()
+    assert not form.is_frame and form.columns == [0, 1] and array.columns == [0, 1]
+    assert array.range_counts(1, np.array([3.0])).tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="X is empty"):
+        open_source(frame.iloc[:0]).input_form()
+    with pytest.raises(ValueError, match="2-D"):
+        open_source(np.arange(3))
+    with pytest.raises(TypeError, match="two callables"):
+        register_source(InMemorySource, None)
+
+
+def test_in_memory_source_reads_kinds_into_its_own_table_not_the_callers():
+    """Text declared numeric is read as numbers by the source from then on (its
+    schema, counts and encoding); the caller's frame is left as it was."""
+    from sklearn_dpsynth.backends import open_source
+
+    frame = pd.DataFrame({"a": pd.Series(["1", "2.5", None, "4"], dtype=object)})
+    source = open_source(frame)
+    kinds = source.read_column_kinds({"a": {"kind": "numeric"}}, budget=None, rng=None)
+    assert kinds["a"].kind == "numeric"
+    assert source.schema_frame()["a"].dtype == np.float64 and len(source.schema_frame()) == 0
+    assert frame["a"].dtype == object
+    assert source.range_counts("a", np.array([2.0, 3.0])).tolist() == [1.0, 1.0, 1.0]
+    domain = Domain.from_declaration({"a": {"bounds": (0, 4), "n_bins": 4, "missing": True}})
+    assert source.encode(domain).to_numpy()[:, 0].tolist() == [1, 2, 4, 3]

@@ -221,8 +221,7 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
     contingency table, or batch of tables, that the same fit counts in memory
     (and nothing else: no rows reach the driver).
     """
-    import sklearn_dpsynth._base as base
-    from sklearn_dpsynth.backends import NumpyTable
+    from sklearn_dpsynth.backends import NumpyTable, _spark
 
     frame, sdf = data
     params = {"rounds": 3, "max_iter": 20, "final_max_iter": 50} if method is AIM else {}
@@ -242,7 +241,7 @@ def test_same_seed_same_model_ledger_samples_and_counted_passes(data, method, mo
         in_batch or memory_counts.append(columns), original_count(self, columns, weights))[1])
     monkeypatch.setattr(NumpyTable, "remap", lambda self, mappings: (
         remaps.append(1), original_remap(self, mappings))[1])
-    monkeypatch.setattr(base, "open_spark", lambda X: sources.append(open_spark(X))
+    monkeypatch.setattr(_spark, "open_spark", lambda X: sources.append(open_spark(X))
                         or sources[-1])
     memory, engine = _fit(frame, method, **params), _fit(sdf, method, **params)
     assert engine.domain_.to_dict() == memory.domain_.to_dict()

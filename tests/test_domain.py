@@ -289,7 +289,7 @@ def test_unit_starts_of_many_values_match_each_value_alone():
     """Decoding converts each unit of the span once: the starts of many
     repeated unit indices (hours across a DST fall-back and spring-forward,
     months) equal those computed one index at a time."""
-    from sklearn_dpsynth.domain import _unit_starts, _wall_units
+    from sklearn_dpsynth.domain._datetimes import _unit_starts, _wall_units
 
     for unit, tz, start, stop in (("hour", "Europe/Paris", "2020-03-28", "2020-03-30"),
                                   ("hour", "Europe/Paris", "2020-10-24", "2020-10-27"),

@@ -16,9 +16,10 @@ from opacus.accountants import RDPAccountant  # noqa: E402
 
 from sklearn_dpsynth.datasets import make_bayesnet  # noqa: E402
 from sklearn_dpsynth.neural import DPTBARTSynthesizer, SynLMSynthesizer  # noqa: E402
+from sklearn_dpsynth.neural.dpsgd import TrainingConfig  # noqa: E402
 from sklearn_dpsynth.neural.layout import PlainLayout  # noqa: E402
 from sklearn_dpsynth.neural.scoring import log_likelihood_codes  # noqa: E402
-from sklearn_dpsynth.neural.training import TrainingConfig, train_transformer  # noqa: E402
+from sklearn_dpsynth.neural.training import train_transformer  # noqa: E402
 from sklearn_dpsynth.neural.transformer import TabularTransformer  # noqa: E402
 from sklearn_dpsynth.privacy import DPSGD_MECHANISM  # noqa: E402
 

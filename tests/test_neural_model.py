@@ -15,12 +15,14 @@ from opacus.grad_sample import GradSampleModuleFastGradientClipping  # noqa: E40
 
 from sklearn_dpsynth.neural.column_head import column_log_softmax_gather  # noqa: E402
 from sklearn_dpsynth.neural.layout import FieldLayout, PlainLayout  # noqa: E402
-from sklearn_dpsynth.neural.training import (  # noqa: E402
+from sklearn_dpsynth.neural.dpsgd import (  # noqa: E402
     DPSGDConfig,
     TrainingConfig,
-    copies_log_likelihood,
     linear_schedule,
     poisson_batch,
+)
+from sklearn_dpsynth.neural.training import (  # noqa: E402
+    copies_log_likelihood,
     presentation_orders,
     train_transformer,
 )

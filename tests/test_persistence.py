@@ -178,6 +178,27 @@ def test_version_1_pickles_are_refused_and_convert_v1_converts_them(fitted, tmp_
         convert_v1(tmp_path / "new", tmp_path / "again", allow_pickle=True)
 
 
+def test_a_version_1_file_naming_the_former_module_domain_still_converts(fitted, tmp_path,
+                                                                        monkeypatch):
+    """Version-1 files pickled ``Domain`` and ``ColumnSpec`` as ``sklearn_dpsynth.domain.X``
+    (a module then, a package now): the package's names still resolve them."""
+    from sklearn_dpsynth.domain import ColumnSpec, Domain
+
+    for cls in (Domain, ColumnSpec):
+        monkeypatch.setattr(cls, "__module__", "sklearn_dpsynth.domain")
+    blob = _v1_file(fitted)
+    monkeypatch.undo()
+    assert b"sklearn_dpsynth.domain" in blob and b"sklearn_dpsynth.domain._" not in blob
+    (tmp_path / "old").write_bytes(blob)
+    with pytest.warns(ModelFileSecurityWarning):
+        convert_v1(tmp_path / "old", tmp_path / "new", allow_pickle=True)
+    converted = load(tmp_path / "new")
+    assert type(converted.domain_) is Domain
+    assert all(type(spec) is ColumnSpec for spec in converted.domain_)
+    pd.testing.assert_frame_equal(converted.sample(20, random_state=1),
+                                  fitted.sample(20, random_state=1))
+
+
 class _Shell:
     def __init__(self, path):
         self.path = path

@@ -57,7 +57,7 @@ def test_noiseless_tree_is_recovered(truth):
 @pytest.mark.parametrize("accelerated", [True, False])
 def test_loss_history_is_non_increasing(truth, accelerated):
     meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(1))
-    model, info = estimate(DOMAIN, meas, max_iters=300, tol=0, accelerated=accelerated)
+    model, info = estimate(DOMAIN, meas, max_iter=300, tol=0, accelerated=accelerated)
     history = np.array(info["loss_history"])
     assert len(history) == info["iterations"] + 1
     assert np.all(np.diff(history) <= 0)
@@ -66,8 +66,8 @@ def test_loss_history_is_non_increasing(truth, accelerated):
 
 def test_accelerated_and_plain_reach_the_same_optimum(truth):
     meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(2))
-    fast, info_fast = estimate(DOMAIN, meas, max_iters=3000, tol=1e-10)
-    slow, info_slow = estimate(DOMAIN, meas, max_iters=3000, tol=1e-10, accelerated=False)
+    fast, info_fast = estimate(DOMAIN, meas, max_iter=3000, tol=1e-10)
+    slow, info_slow = estimate(DOMAIN, meas, max_iter=3000, tol=1e-10, accelerated=False)
     assert info_fast["loss_history"][-1] == pytest.approx(info_slow["loss_history"][-1],
                                                           rel=1e-4)
     for c in TREE:
@@ -76,7 +76,7 @@ def test_accelerated_and_plain_reach_the_same_optimum(truth):
 
 def test_warm_start_from_the_solution_converges_immediately(truth):
     meas = _measure(truth, _all_cliques(), 20.0, np.random.default_rng(3))
-    model, info = estimate(DOMAIN, meas, tol=1e-9, max_iters=5000)
+    model, info = estimate(DOMAIN, meas, tol=1e-9, max_iter=5000)
     again, info2 = estimate(DOMAIN, meas, total=model.total, potentials=model)
     assert info2["iterations"] <= 2
     assert info2["loss_history"][0] == pytest.approx(info["loss_history"][-1], rel=1e-9)
@@ -89,7 +89,7 @@ def test_warm_start_on_a_larger_structure_keeps_the_model(truth):
     # the truth factorises over the new tree, so the projection is exact
     meas = _measure(truth, [("a", "c", "e"), ("a", "b"), ("b", "d")], 1.0)
     model, info = estimate(DOMAIN, meas, cliques=TREE, potentials=truth,
-                           total=TOTAL, max_iters=0)
+                           total=TOTAL, max_iter=0)
     for c in [("a", "e"), ("b", "d"), ("c", "e", "d")]:
         np.testing.assert_allclose(model.marginal(c), truth.marginal(c), rtol=1e-9)
     assert info["loss_history"][0] < 1e-12
@@ -155,7 +155,7 @@ def test_total_from_general_queries(truth):
 
 def test_estimate_uses_the_estimated_total(truth):
     meas = _measure(truth, _all_cliques(), 10.0, np.random.default_rng(6))
-    model, info = estimate(DOMAIN, meas, max_iters=5)
+    model, info = estimate(DOMAIN, meas, max_iter=5)
     assert info["total"] == model.total == estimate_total(DOMAIN, meas)
 
 
@@ -179,7 +179,7 @@ def test_extra_cliques_and_callback(truth):
         lambda: estimate(DOMAIN, [Measurement(("a",), np.zeros(4), 1.0)]),
         lambda: estimate(DOMAIN, [Measurement(("z",), np.zeros(4), 1.0)]),
         lambda: estimate(DOMAIN, [Measurement(("a",), np.zeros(2), 1.0, np.eye(2))]),
-        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], max_iters=-1),
+        lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], max_iter=-1),
         lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], total=0),
         lambda: estimate(DOMAIN, [Measurement(("a",), np.ones(3), 1.0)], tol=-1),
         lambda: estimate(DOMAIN, Measurement(("a",), np.ones(3), 1.0)),
@@ -218,7 +218,7 @@ def test_structural_zeros_in_the_warm_start_stay_exact(truth, accelerated):
     mask = np.zeros((DOMAIN["b"], DOMAIN["d"]))
     mask[1, 2] = mask[3, :2] = -np.inf
     start = {("b", "d"): Factor(("b", "d"), mask)}
-    model, info = estimate(DOMAIN, meas, potentials=start, max_iters=200,
+    model, info = estimate(DOMAIN, meas, potentials=start, max_iter=200,
                            accelerated=accelerated)
     bd = model.marginal(("b", "d"))
     assert bd[1, 2] == 0 and np.all(bd[3, :2] == 0)
@@ -287,9 +287,9 @@ def test_nested_measurements_give_the_direct_counts_and_gradients(measured):
 def test_absolute_tolerance_stops_at_the_first_small_decrease(truth):
     """``atol``: every accepted step but the last lowers the loss by more."""
     meas = _measure(truth, _all_cliques(), 5.0, np.random.default_rng(7))
-    _, full = estimate(DOMAIN, meas, max_iters=400, tol=0)
+    _, full = estimate(DOMAIN, meas, max_iter=400, tol=0)
     atol = 2.0
-    _, info = estimate(DOMAIN, meas, max_iters=400, tol=0, atol=atol)
+    _, info = estimate(DOMAIN, meas, max_iter=400, tol=0, atol=atol)
     decreases = -np.diff(info["loss_history"])
     assert info["converged"] and info["iterations"] < full["iterations"]
     assert decreases[-1] <= atol and np.all(decreases[:-1] > atol)
@@ -313,10 +313,10 @@ def test_release_beliefs_keeps_the_answers(truth):
 def test_warm_start_model_is_left_untouched(truth):
     """The start is used without a copy, so estimation must never write into it."""
     meas = _measure(truth, TREE, 5.0, np.random.default_rng(8))
-    warm, _ = estimate(DOMAIN, meas, max_iters=5)
+    warm, _ = estimate(DOMAIN, meas, max_iter=5)
     saved = [t.copy() for t in warm.tables]
     before = warm.marginal(("a", "b"))
-    model, _ = estimate(DOMAIN, meas, potentials=warm, max_iters=20)
+    model, _ = estimate(DOMAIN, meas, potentials=warm, max_iter=20)
     for table, copy in zip(warm.tables, saved):
         np.testing.assert_array_equal(table, copy)
     np.testing.assert_array_equal(warm.marginal(("a", "b")), before)
@@ -388,7 +388,7 @@ def test_estimate_from_tables_takes_over_its_start(truth):
     from sklearn_dpsynth.pgm.estimation import estimate_from_tables
 
     measurements = _measure(truth, TREE, 5.0, np.random.default_rng(9))
-    expected, _ = estimate(DOMAIN, measurements, potentials=truth, max_iters=15)
+    expected, _ = estimate(DOMAIN, measurements, potentials=truth, max_iter=15)
     tree = JunctionTree(DOMAIN, [m.clique for m in measurements])
     assert tree.cliques == truth.cliques
     tables = [t.copy() for t in truth.tables]
@@ -398,7 +398,7 @@ def test_estimate_from_tables_takes_over_its_start(truth):
     def watch(iteration, loss):
         seen.append(sum(ref() is not None for ref in alive))
 
-    model, info = estimate_from_tables(tree, measurements, tables, max_iters=15,
+    model, info = estimate_from_tables(tree, measurements, tables, max_iter=15,
                                        callback=watch)
     assert tables == [] and info["iterations"] >= 2
     assert seen[-1] == 0  # every clique is measured: no starting table is still held
@@ -526,7 +526,7 @@ def test_discrepancy_stop_follows_its_definition(floor, target):
     from sklearn_dpsynth.pgm.estimation import DiscrepancyStop
 
     losses = floor + 1000.0 * 0.97 ** np.arange(1, 400)  # flattens at the floor
-    stop = DiscrepancyStop(target, max_iters=1000, window=10)
+    stop = DiscrepancyStop(target, max_iter=1000, window=10)
     stopped = next((i + 1 for i, loss in enumerate(losses) if stop(i + 1, loss)), None)
     expected = _first_out_of_reach(losses, target, 1000, 10)
     assert (stopped, stop.reason) == expected
@@ -545,13 +545,35 @@ def test_discrepancy_stop_ends_an_estimation_whose_target_no_model_reaches(truth
     measurements = _measure(truth, TREE, 1.0) + [
         Measurement(m.clique, m.noisy + rng.normal(scale=200.0, size=m.noisy.shape), 1.0)
         for m in _measure(truth, TREE, 1.0)]
-    _, full = estimate(DOMAIN, measurements, total=TOTAL, max_iters=1000, tol=0.0)
+    _, full = estimate(DOMAIN, measurements, total=TOTAL, max_iter=1000, tol=0.0)
     best = full["loss_history"][-1]
     n_entries = sum(m.noisy.size for m in measurements)
     assert best > 0.7 * n_entries  # the discrepancy target is out of reach
-    stop = DiscrepancyStop(0.7 * n_entries, max_iters=1000, window=10)
-    _, info = estimate(DOMAIN, measurements, total=TOTAL, max_iters=1000, tol=0.0,
+    stop = DiscrepancyStop(0.7 * n_entries, max_iter=1000, window=10)
+    _, info = estimate(DOMAIN, measurements, total=TOTAL, max_iter=1000, tol=0.0,
                        callback=stop)
     assert stop.reason == "out of reach" and info["iterations"] == stop.iteration < 1000
     assert info["loss_history"] == full["loss_history"][:stop.iteration + 1]  # a prefix
     assert info["loss_history"][-1] <= best * 1.01
+
+
+def test_the_old_name_max_iters_still_works_for_one_release_with_a_future_warning(truth):
+    """``max_iters`` (renamed ``max_iter``) caps the steps as before, and warns."""
+    from sklearn_dpsynth.pgm import JunctionTree
+    from sklearn_dpsynth.pgm.estimation import DiscrepancyStop, estimate_from_tables
+
+    measurements = _measure(truth, TREE, 5.0, np.random.default_rng(3))
+    new, new_info = estimate(DOMAIN, measurements, max_iter=7, tol=0.0)
+    with pytest.warns(FutureWarning, match="max_iters was renamed max_iter"):
+        old, old_info = estimate(DOMAIN, measurements, max_iters=7, tol=0.0)
+    assert new_info["iterations"] == old_info["iterations"] == 7
+    assert old_info["loss_history"] == new_info["loss_history"]
+    tree = JunctionTree(DOMAIN, [m.clique for m in measurements])
+    with pytest.warns(FutureWarning, match="use max_iter=4"):
+        _, info = estimate_from_tables(tree, measurements, [t.copy() for t in truth.tables],
+                                       max_iters=4, tol=0.0)
+    assert info["iterations"] == 4
+    with pytest.warns(FutureWarning, match="max_iters was renamed max_iter"):
+        assert DiscrepancyStop(1.0, max_iters=50).max_iter == 50
+    with pytest.raises(TypeError, match="max_iter"):
+        DiscrepancyStop(1.0)

@@ -111,7 +111,7 @@ def test_float32_loss_at_the_same_model_matches_float64(name):
     about 2e-6 relative, so 1e-6 is out of float32's reach here.
     """
     measurements = _measurements(name, 20.0, seed=2)
-    model, _ = estimate(DOMAIN, measurements, max_iters=50)
+    model, _ = estimate(DOMAIN, measurements, max_iter=50)
     tree = model.tree
     objective = Objective(tree, measurements, model.total)
     exact = objective.loss(objective.counts(belief_propagation(tree, model.tables)[1]))
@@ -149,7 +149,7 @@ def test_float32_estimation_matches_float64(name, tol):
         assert np.all(np.diff(history[:switch]) <= 0)
         assert np.all(np.diff(history[switch:]) <= 0)
     assert i32["loss_history"][-1] <= i64["loss_history"][-1] * (1 + 1e-3)
-    optimum, _ = estimate(DOMAIN, measurements, tol=1e-10, max_iters=20000)
+    optimum, _ = estimate(DOMAIN, measurements, tol=1e-10, max_iter=20000)
     for size in (1, 2, 3):
         for attrs in itertools.combinations(NAMES, size):
             best = optimum.marginal(attrs, normalize=True)
@@ -160,11 +160,11 @@ def test_float32_estimation_matches_float64(name, tol):
 
 def test_float64_is_the_default_and_float32_warm_starts_take_either():
     measurements = _measurements("tree", 20.0, seed=4)
-    m64, _ = estimate(DOMAIN, measurements, max_iters=20)
-    again, _ = estimate(DOMAIN, measurements, max_iters=20, dtype="float64")
+    m64, _ = estimate(DOMAIN, measurements, max_iter=20)
+    again, _ = estimate(DOMAIN, measurements, max_iter=20, dtype="float64")
     for a, b in zip(m64.tables, again.tables):
         np.testing.assert_array_equal(a, b)
-    m32, _ = estimate(DOMAIN, measurements, max_iters=20, dtype="float32")
+    m32, _ = estimate(DOMAIN, measurements, max_iter=20, dtype="float32")
     assert m64.dtype is np.float64 and m32.dtype is np.float32
     # projection onto a refined tree keeps the model and its dtype
     refined = m32.project(list(m32.cliques) + [("a", "c", "d")])
@@ -194,10 +194,10 @@ def test_float32_structural_zeros_stay_exact():
 def test_bad_dtype_is_a_value_error_naming_it(dtype):
     measurements = _measurements("tree", 20.0, seed=6)
     if dtype == "float":  # numpy reads "float" as float64: accepted
-        estimate(DOMAIN, measurements, max_iters=2, dtype=dtype)
+        estimate(DOMAIN, measurements, max_iter=2, dtype=dtype)
         return
     with pytest.raises(ValueError, match="dtype"):
-        estimate(DOMAIN, measurements, max_iters=2, dtype=dtype)
+        estimate(DOMAIN, measurements, max_iter=2, dtype=dtype)
 
 
 def test_mst_model_dtype_float32_matches_float64():
@@ -235,10 +235,10 @@ def test_auto_dtype_compares_count_rounding_with_the_smallest_noise():
     assert auto_dtype([noisy(5.0, weight=6.25)], edge) == np.float32  # 5 / 2.5 = 2
     assert auto_dtype([noisy(5.0, weight=6.26)], edge) == np.float64
     measurements = _measurements("tree", 20.0, seed=3)  # total 1e4: float32
-    model, info = estimate(DOMAIN, measurements, dtype="auto", max_iters=30)
+    model, info = estimate(DOMAIN, measurements, dtype="auto", max_iter=30)
     assert info["dtype"] == "float32" and model.dtype is np.float32
     tight = [Measurement(m.clique, m.noisy, 1e-4) for m in measurements]
-    model, info = estimate(DOMAIN, tight, dtype="auto", max_iters=30)
+    model, info = estimate(DOMAIN, tight, dtype="auto", max_iter=30)
     assert info["dtype"] == "float64" and model.dtype is np.float64
 
 
@@ -254,9 +254,9 @@ def test_stalled_float32_estimation_is_finished_in_float64():
     measurements = [Measurement(c, truth.marginal(c).ravel()
                                 + rng.normal(size=DOMAIN.size(c)), 1.0)
                     for c in STRUCTURES["tree"] + [(a,) for a in NAMES]]
-    _, i64 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500)
+    _, i64 = estimate(DOMAIN, measurements, tol=1e-8, max_iter=1500)
     with pytest.warns(RuntimeWarning, match="float32 rounding of the counts"):
-        m32, i32 = estimate(DOMAIN, measurements, tol=1e-8, max_iters=1500, dtype=np.float32)
+        m32, i32 = estimate(DOMAIN, measurements, tol=1e-8, max_iter=1500, dtype=np.float32)
     assert i32["float64_from"] is not None and i32["float64_from"] < 1500
     assert i32["loss_history"][i32["float64_from"]] > 100 * i64["loss_history"][-1]
     assert i32["loss_history"][-1] <= 1.02 * i64["loss_history"][-1]
@@ -273,8 +273,8 @@ def test_explicit_float32_warns_where_auto_would_run_float64():
     measurements = _measurements("tree", 20.0, seed=3)
     tight = [Measurement(m.clique, m.noisy, 1e-4) for m in measurements]
     with pytest.warns(RuntimeWarning, match="float32 rounding of the counts"):
-        estimate(DOMAIN, tight, dtype=np.float32, max_iters=5)
+        estimate(DOMAIN, tight, dtype=np.float32, max_iter=5)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=re.escape(FLOAT32_TOO_COARSE))
-        estimate(DOMAIN, tight, dtype="auto", max_iters=5)
-        estimate(DOMAIN, measurements, dtype=np.float32, max_iters=5)
+        estimate(DOMAIN, tight, dtype="auto", max_iter=5)
+        estimate(DOMAIN, measurements, dtype=np.float32, max_iter=5)

@@ -34,7 +34,7 @@ def _error_path(true, combined, sigma):
     oracle = HeldOutLoss(Objective(tree, [Measurement(c, x, sigma)
                                           for c, x in zip(CLIQUES, true)], TOTAL),
                          patience=10**6)
-    estimate(DOMAIN, combined, total=TOTAL, max_iters=1000, tol=1e-7, callback=oracle)
+    estimate(DOMAIN, combined, total=TOTAL, max_iter=1000, tol=1e-7, callback=oracle)
     history = np.array(oracle.history)
     return history[:, 1], history[:, 2]
 
@@ -52,7 +52,7 @@ def test_holdout_stop_lands_near_the_best_step(sigma, scale):
     for seed in range(4):
         true, halves = _problem(seed, sigma, scale)
         combined = [Measurement(a.clique, (a.noisy + b.noisy) / 2, sigma) for a, b in halves]
-        factor, folds = holdout_stop_factor(DOMAIN, halves, total=TOTAL, max_iters=1000,
+        factor, folds = holdout_stop_factor(DOMAIN, halves, total=TOTAL, max_iter=1000,
                                             tol=1e-7)
         assert len(folds) == 2 and factor >= 0
         losses, errors = _error_path(true, combined, sigma)
@@ -75,11 +75,11 @@ def test_heldout_loss_sees_the_start_and_every_step():
     tree = estimation_tree(DOMAIN, first)
     heldout = [b for _, b in halves]
     monitor = HeldOutLoss(Objective(tree, heldout, TOTAL), patience=10**6)
-    _, info = estimate(DOMAIN, first, total=TOTAL, max_iters=30, tol=0.0, callback=monitor)
+    _, info = estimate(DOMAIN, first, total=TOTAL, max_iter=30, tol=0.0, callback=monitor)
     assert [h[0] for h in monitor.history] == list(range(info["iterations"] + 1))
     np.testing.assert_allclose([h[1] for h in monitor.history], info["loss_history"])
     # the held-out loss of the final model, computed independently
-    model = estimate(DOMAIN, first, total=TOTAL, max_iters=30, tol=0.0)[0]
+    model = estimate(DOMAIN, first, total=TOTAL, max_iter=30, tol=0.0)[0]
     direct = sum(np.sum((model.marginal(m.clique).ravel() - m.noisy) ** 2) / m.sigma**2
                  for m in heldout)
     assert monitor.history[-1][2] == pytest.approx(direct, rel=1e-6)

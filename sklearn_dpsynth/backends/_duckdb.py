@@ -39,6 +39,8 @@ from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order
                       counts_from_cells, encoding_path, family, histogram_from_cells,
                       kind_dtype, kind_family, modelled_dtype, raise_unencodable, row_blocks,
                       text_kinds, with_implied_kinds)
+from ._registry import register_source
+from ._source import TableSource
 from ._table import DEFAULT_CHUNK_ROWS, EncodedTable, in_passes
 
 __all__ = ["DuckDBSource", "DuckDBTable", "open_duckdb", "is_duckdb_input"]
@@ -121,7 +123,7 @@ def _count_at_most(value: str, cuts: Sequence[float], low: int, high: int) -> st
             f"{_count_at_most(value, cuts, low, mid - 1)} END")
 
 
-class DuckDBSource:
+class DuckDBSource(TableSource):
     """A private table held by DuckDB, before encoding.
 
     Parameters
@@ -141,12 +143,17 @@ class DuckDBSource:
         self.relation_sql = relation_sql
         self.view = relation_sql
         described = self.run(f"SELECT * FROM {relation_sql} LIMIT 0")
-        self.columns = list(described.columns)
+        self._columns = list(described.columns)
         self.sql_types = {c: str(t) for c, t in zip(described.columns, described.types)}
         self.kinds: dict = {}  # text columns read as numbers or dates: (ColumnKind, strict)
         self.untyped = False  # whether its text columns have no declared type (CSV text)
 
     # ------------------------------------------------------------- schema
+    @property
+    def columns(self) -> list:
+        """Column names (public: the schema)."""
+        return list(self._columns)
+
     def schema_frame(self) -> pd.DataFrame:
         """An empty DataFrame with the columns' modelled pandas dtypes (text
         columns read by kind as that kind's, see ``read_by_kinds``)."""
@@ -288,14 +295,6 @@ class DuckDBSource:
                           "withheld because it may quote private rows.")
 
     # ---------------------------------------------------- domain learning
-    def range_counts(self, name: Hashable, cuts: np.ndarray) -> np.ndarray:
-        """Exact counts of the present values in the cells cut by ``cuts``.
-
-        Cell ``i`` is ``[cuts[i-1], cuts[i])`` (as ``searchsorted(cuts, v,
-        side="right")``); ``len(cuts) + 1`` cells.
-        """
-        return self.range_counts_many([(name, cuts)])[0]
-
     def range_counts_many(self, requests: Sequence[tuple[Hashable, np.ndarray]]
                           ) -> list[np.ndarray]:
         """:meth:`range_counts` of several ``(name, cuts)``, in one
@@ -312,11 +311,6 @@ class DuckDBSource:
             out.extend(histogram_from_cells(rows, len(cuts) + 1)
                        for (_, cuts), rows in zip(batch, groups))
         return out
-
-    def category_counts(self, name: Hashable) -> tuple[list, np.ndarray]:
-        """Present values and their exact counts, in order of first appearance
-        (the order of ``pandas.Series.value_counts(sort=False)``)."""
-        return self.category_counts_many([name])[0]
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns, in one ``GROUPING SETS``
@@ -675,3 +669,8 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
         view = f"__dpsynth_source_{next(_VIEW_IDS)}"
         return DuckDBSource(view, X, "a DuckDB relation")
     raise TypeError(f"no DuckDB reader for a {type(X).__name__}.")
+
+
+# the opener is looked up when called, so that a wrapped open_duckdb (the scale
+# benchmark's memory limit) is the one used
+register_source(is_duckdb_input, lambda X: open_duckdb(X))

@@ -7,27 +7,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec, Domain, code_dtype
-from ._duckdb import DuckDBSource
+from ..domain import ColumnSpec, Domain
+from ._memory import encode_in_blocks
 from ._numpy import NumpyTable
-from ._spark import SparkSource
+from ._registry import open_source
+from ._source import TableSource
 from ._table import EncodedTable
 
 __all__ = ["encode_table", "encode_public_table", "encode_in_blocks"]
 
-#: Rows per block when a DataFrame is encoded (its temporaries: a few MB per column).
-ENCODE_BLOCK_ROWS = 1 << 18
-
 
 def encode_table(frame: Any, domain: Domain) -> EncodedTable:
-    """Encode a table on a domain, in the backend that suits its container.
+    """Encode a table on a domain, in the backend that holds it.
 
     Parameters
     ----------
-    frame : pandas.DataFrame, DuckDBSource or SparkSource
+    frame : pandas.DataFrame or TableSource
         The table, with the domain's columns in the domain's order (as
-        prepared by the estimator's input checks), or a table held by
-        DuckDB (encoded lazily in SQL) or Spark (encoded in Spark
+        prepared by the estimator's input checks), or a source
+        (:func:`~sklearn_dpsynth.backends.open_source`: a table held by
+        DuckDB is encoded lazily in SQL, one held by Spark in Spark
         expressions).
     domain : Domain
         The complete (public) domain.
@@ -35,48 +34,20 @@ def encode_table(frame: Any, domain: Domain) -> EncodedTable:
     Returns
     -------
     EncodedTable
-        A :class:`~sklearn_dpsynth.backends.NumpyTable` for a DataFrame, a
+        :meth:`~sklearn_dpsynth.backends.TableSource.encode` of the source: a
+        :class:`~sklearn_dpsynth.backends.NumpyTable` for a DataFrame, a
         :class:`~sklearn_dpsynth.backends.DuckDBTable` for a DuckDB source,
         a :class:`~sklearn_dpsynth.backends.SparkTable` for a Spark source.
 
     Raises
     ------
     TypeError
-        For a container no backend handles.
+        For any other container.
     """
-    if isinstance(frame, pd.DataFrame):
-        return NumpyTable(encode_in_blocks(frame, domain), domain.columns, domain.sizes)
-    if isinstance(frame, (DuckDBSource, SparkSource)):
-        return frame.encode(domain)
-    raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame.")
-
-
-def encode_in_blocks(frame: pd.DataFrame, domain: Domain,
-                     block_rows: int = ENCODE_BLOCK_ROWS) -> np.ndarray:
-    """A DataFrame's codes in the smallest dtype, one column and one block of rows
-    at a time (:meth:`Domain.encode` with ``block_rows``).
-
-    The same codes and errors as ``domain.encode(frame)``, but the int64 and
-    float temporaries of the encoding span at most ``block_rows`` rows, so
-    that encoding a table adds its compact codes and a few MB to the memory
-    the frame already takes, whatever its number of rows.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        With the domain's columns.
-    domain : Domain
-    block_rows : int, default=ENCODE_BLOCK_ROWS
-        Rows encoded at once, ``>= 1``.
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_columns)
-        In ``code_dtype(max(domain.sizes))`` (``uint8`` when every column
-        has at most 256 codes).
-    """
-    dtype = code_dtype(max(domain.sizes)) if len(domain) else np.dtype(np.uint8)
-    return domain.encode(frame, dtype=dtype, block_rows=block_rows)
+    if not isinstance(frame, (pd.DataFrame, TableSource)):
+        raise TypeError(f"no backend encodes a {type(frame).__name__}; pass a pandas DataFrame "
+                        "or a TableSource.")
+    return open_source(frame).encode(domain)
 
 
 def encode_public_table(frame: pd.DataFrame, domain: Domain,

@@ -3,9 +3,11 @@
 Every synthesizer reads the private table only through an
 :class:`EncodedTable`: the exact contingency tables of some columns
 (:meth:`EncodedTable.counts`), row blocks for row-level mechanisms, or all
-codes for the methods that train in memory.  A backend (in memory today;
-DuckDB or Spark later) implements the abstract methods and nothing else
-changes.
+codes for the methods that train in memory.  A backend implements the
+abstract methods here and those of
+:class:`~sklearn_dpsynth.backends.TableSource`, and registers its source
+with :func:`~sklearn_dpsynth.backends.register_source`; the page "Adding a
+backend" of ``docs/contributing.rst`` lists every place it touches.
 """
 
 from __future__ import annotations

@@ -442,13 +442,13 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
             total = float(independent[0].sum())
             factor, folds = holdout_stop_factor(
                 self._model_domain(), halves, total=total, potentials=start,
-                max_iters=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
+                max_iter=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
             holdout = {"factor": factor,
                        "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations",
                                                     "best_at_end")}
                                  for f in folds]}
         self.model_, self.estimation_info_ = estimate(
-            self._model_domain(), measurements, potentials=start, max_iters=self._param("max_iter"),
+            self._model_domain(), measurements, potentials=start, max_iter=self._param("max_iter"),
             tol=self.tol, callback=_stopping_rule(measurements, factor),
             dtype=self.model_dtype)
         if holdout is not None:

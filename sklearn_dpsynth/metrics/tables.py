@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..domain import ColumnSpec, Domain, _datetimes_as_seconds, spec_from_declaration
+from ..domain import ColumnSpec, Domain, datetimes_as_seconds, spec_from_declaration
 
 CATEGORICAL = "categorical"
 NUMERIC = "numeric"
@@ -229,7 +229,7 @@ def numeric_values(series: pd.Series, column: Any) -> np.ndarray:
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         values = np.full(len(series), np.nan)
         present = series.notna().to_numpy()
-        values[present] = _datetimes_as_seconds(series[present])
+        values[present] = datetimes_as_seconds(series[present])
         return values
     try:
         return pd.to_numeric(series, errors="raise").to_numpy(dtype=float, na_value=np.nan)

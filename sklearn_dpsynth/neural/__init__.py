@@ -18,6 +18,7 @@ when torch or opacus is missing.  The building blocks live in submodules
 that import torch on import: :mod:`~sklearn_dpsynth.neural.transformer`,
 :mod:`~sklearn_dpsynth.neural.column_head`,
 :mod:`~sklearn_dpsynth.neural.grad_rules`,
+:mod:`~sklearn_dpsynth.neural.dpsgd` (the one training loop),
 :mod:`~sklearn_dpsynth.neural.training`,
 :mod:`~sklearn_dpsynth.neural.sampling`,
 :mod:`~sklearn_dpsynth.neural.scoring`,

@@ -23,7 +23,9 @@ from ..exceptions import PrivacyWarning
 from ..privacy import PrivacyLedger
 from ._optional import require_torch
 
-__all__ = ["NEURAL_CONSTRAINTS", "TransformerSynthesizer", "resolve_device", "torch_threads"]
+__all__ = ["NEURAL_CONSTRAINTS", "PUBLIC_AUTO_BATCH", "EpochProgress", "PublicProgress",
+           "TorchSynthesizer", "TransformerSynthesizer", "resolve_device", "torch_threads",
+           "warn_private_loss"]
 
 #: Expected batch of non-private training on public rows when ``batch_size="auto"``.
 PUBLIC_AUTO_BATCH = 256
@@ -77,12 +79,13 @@ def torch_threads(n_threads: int | None):
         torch.set_num_threads(previous)
 
 
-class _TorchSynthesizer(BaseSynthesizer):
+class TorchSynthesizer(BaseSynthesizer):
     """What the synthesizers trained with DP-SGD share, whatever their model.
 
     Parameter checks, the device and torch threads of inference, and the
-    two private accesses of a fit before training: the noisy row count and
-    the ledger entry of the DP-SGD run planned from it.
+    two private accesses of a fit: the noisy row count and the DP-SGD run
+    planned from it (recorded in the ledger by the training loop,
+    :func:`~sklearn_dpsynth.neural.dpsgd.train_dpsgd`, as it starts).
     """
 
     #: Fitted attributes saved in model files (sklearn_dpsynth.save), besides the parameters.
@@ -128,21 +131,21 @@ class _TorchSynthesizer(BaseSynthesizer):
             batch = suggest_batch_size(ledger, self.n_records_, self.epochs)
         return plan_dpsgd(ledger, self.n_records_, self.epochs, batch)
 
-    def _spend_private_run(self, ledger: PrivacyLedger, plan, target: str) -> None:
-        """Record the planned DP-SGD run in the ledger and keep its parameters."""
-        from ..privacy import spend_dpsgd
-
-        spend_dpsgd(ledger, sample_rate=plan.sample_rate,
-                    noise_multiplier=plan.noise_multiplier, steps=plan.steps,
-                    max_grad_norm=self.max_grad_norm, orders=plan.orders, target=target)
+    def _keep_private_run(self, plan) -> None:
+        """Keep the planned DP-SGD run's public parameters as fitted attributes."""
         self.expected_batch_size_ = plan.expected_batch_size
         self.sample_rate_ = plan.sample_rate
         self.steps_ = plan.steps
         self.noise_multiplier_ = plan.noise_multiplier
 
-    def _training_configs(self, plan, grad_sample_mode: str, **options):
-        """The ``TrainingConfig`` and ``DPSGDConfig`` of the planned DP-SGD run."""
-        from .training import DPSGDConfig, TrainingConfig
+    def _training_configs(self, plan, grad_sample_mode: str, ledger: PrivacyLedger,
+                          target: str, **options):
+        """The ``TrainingConfig``, ``DPSGDConfig`` and ``PrivacyRecord`` of the planned run.
+
+        The record makes the training loop enter the run in ``ledger`` (the
+        Poisson-subsampled Gaussian on the plan's Renyi orders) as it starts.
+        """
+        from .dpsgd import DPSGDConfig, PrivacyRecord, TrainingConfig
 
         config = TrainingConfig(
             steps=plan.steps, sample_rate=plan.sample_rate,
@@ -151,7 +154,7 @@ class _TorchSynthesizer(BaseSynthesizer):
             weight_decay=float(self.weight_decay), **options)
         dp = DPSGDConfig(noise_multiplier=plan.noise_multiplier,
                          max_grad_norm=self.max_grad_norm, grad_sample_mode=grad_sample_mode)
-        return config, dp
+        return config, dp, PrivacyRecord(ledger, plan.orders, target)
 
     @contextlib.contextmanager
     def _model_on_device(self):
@@ -167,7 +170,7 @@ class _TorchSynthesizer(BaseSynthesizer):
         return self.n_records_
 
 
-class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
+class TransformerSynthesizer(TorchSynthesizer, PublicDataSynthesizer):
     """Base of the synthesizers that train a transformer on rows with DP-SGD.
 
     Fitting (see :mod:`sklearn_dpsynth.neural.calibration` for the privacy
@@ -224,12 +227,12 @@ class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
         device = resolve_device(self.device)
         self.layout_ = self._make_layout(self.domain_.sizes)
         plan = self._plan_private_run(table.n_rows, ledger, rng)
-        progress = _EpochProgress.create(self, ledger, plan)
-        self._spend_private_run(ledger, plan, "transformer weights")
+        progress = EpochProgress.create(self, ledger, plan)
+        self._keep_private_run(plan)
         self.model_ = self._build_model(int(rng.integers(0, 2**62)))
         if public is not None:
             self._pretrain(public.to_numpy(), rng, device)
-        self._train(table.to_numpy(), plan, rng, device, progress)
+        self._train(table.to_numpy(), plan, ledger, rng, device, progress)
 
     def _pretrain(self, public: np.ndarray, rng: np.random.Generator, device) -> None:
         """Non-private pre-training on public codes (no ledger entry: no private data)."""
@@ -244,7 +247,9 @@ class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
                                      lr=self.pretrain_lr, warmup_steps=self.warmup_steps,
                                      rng=rng, device=device, augmult=options["augmult"],
                                      random_order=options["random_order"],
-                                     weight_decay=float(self.weight_decay))
+                                     weight_decay=float(self.weight_decay),
+                                     progress=PublicProgress.create(
+                                         self, f"{type(self).__name__} pre-training"))
         finally:
             self.model_.to("cpu")
 
@@ -260,17 +265,19 @@ class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
                 d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads,
                 d_ff=self.d_ff, dropout=self.dropout)
 
-    def _train(self, codes: np.ndarray, plan, rng: np.random.Generator, device,
-               progress=None) -> None:
+    def _train(self, codes: np.ndarray, plan, ledger: PrivacyLedger, rng: np.random.Generator,
+               device, progress=None) -> None:
+        """The DP-SGD run on the private codes (entered in ``ledger`` as it starts)."""
         from .training import train_transformer
 
         options = self._training_options()
-        config, dp = self._training_configs(
-            plan, self._grad_sample_mode(options["augmult"]), **options)
+        config, dp, record = self._training_configs(
+            plan, self._grad_sample_mode(options["augmult"]), ledger, "transformer weights",
+            **options)
         try:
             with torch_threads(self.n_threads):
                 train_transformer(self.model_, self.layout_, codes, config, dp=dp, rng=rng,
-                                  device=device, progress=progress)
+                                  device=device, record=record, progress=progress)
         finally:
             self.model_.to("cpu").eval()
 
@@ -306,7 +313,7 @@ class TransformerSynthesizer(_TorchSynthesizer, PublicDataSynthesizer):
 
 
 
-class _EpochProgress:
+class EpochProgress:
     """Per-epoch lines on stderr: step and epsilon spent so far (and, loudly, the loss).
 
     ``verbose=1`` prints only public quantities: the epoch, the step and the
@@ -338,7 +345,7 @@ class _EpochProgress:
 
     @classmethod
     def create(cls, estimator, ledger: PrivacyLedger, plan, name: str | None = None
-               ) -> "_EpochProgress | None":
+               ) -> "EpochProgress | None":
         """A progress callback when ``estimator.verbose``, else None.
 
         With ``verbose >= 2`` it warns (:class:`PrivacyWarning`) that the
@@ -371,6 +378,35 @@ class _EpochProgress:
             line += f"training loss {mean:.4f} nats/row (private, not noised), "
         line += f"epsilon spent so far {self.epsilon_after(step):.4g}"
         self.reporter.line(line)
+
+
+class PublicProgress:
+    """About ten lines on stderr over a non-private run on public rows, with its loss.
+
+    The rows are public (a public table, DP-2Stage's pseudo rows), so the
+    mean training loss since the previous line is printed at any
+    ``verbose`` level.
+    """
+
+    def __init__(self, name: str, rows: str = "public rows") -> None:
+        self.rows = rows
+        self.losses: list[float] = []
+        self.reporter = Progress(True, name)
+
+    @classmethod
+    def create(cls, estimator, name: str, rows: str = "public rows"
+               ) -> "PublicProgress | None":
+        """A progress callback when ``estimator.verbose``, else None."""
+        return cls(name, rows) if estimator.verbose else None
+
+    def __call__(self, step: int, steps: int, loss: float) -> None:
+        if np.isfinite(loss):
+            self.losses.append(loss)
+        if step == steps or step % max(steps // 10, 1) == 0:
+            mean = float(np.mean(self.losses)) if self.losses else float("nan")
+            self.losses = []
+            self.reporter.line(f"step {step}/{steps}: training loss {mean:.4f} nats/row "
+                               f"({self.rows})")
 
 
 def warn_private_loss(name: str) -> None:

@@ -11,15 +11,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseSynthesizer
-from .._progress import Progress
 from ..backends import EncodedTable
 from ..preprocessing import align_columns
 from ..privacy import PrivacyLedger
 from ._estimator import (
     NEURAL_CONSTRAINTS,
     PUBLIC_AUTO_BATCH,
-    _EpochProgress,
-    _TorchSynthesizer,
+    EpochProgress,
+    PublicProgress,
+    TorchSynthesizer,
     resolve_device,
     torch_threads,
 )
@@ -29,7 +29,7 @@ from .text import RowText, WordVocabulary, public_table_text, value_strings
 __all__ = ["DP2StageSynthesizer"]
 
 
-class DP2StageSynthesizer(_TorchSynthesizer):
+class DP2StageSynthesizer(TorchSynthesizer):
     """Two-stage language-model synthesizer (Afonja, Wang, Kerkouche & Fritz, DP-2Stage).
 
     Every row is written as text with the GReaT template, ``"income is >50K,
@@ -394,7 +394,9 @@ class DP2StageSynthesizer(_TorchSynthesizer):
             weight_decay=float(self.weight_decay))
         train_text_model(self.model_, tokens, lengths, token_weights(types, lengths, None),
                          config, dp=None, rng=rng, device=device,
-                         progress=self._stage1_progress(),
+                         progress=PublicProgress.create(
+                             self, f"{type(self).__name__} stage 1 (template, non-private)",
+                             rows="public pseudo rows"),
                          batch_rows=self._shuffled_rows(pseudo_text, pseudo_codes, None, rng))
         self.stage1_steps_ = config.steps
 
@@ -404,18 +406,18 @@ class DP2StageSynthesizer(_TorchSynthesizer):
         from .text_training import token_weights, train_text_model
 
         plan = self._plan_private_run(table.n_rows, ledger, rng)
-        progress = _EpochProgress.create(self, ledger, plan,
-                                         name=f"{type(self).__name__} stage 2 (DP fine-tuning)")
-        self._spend_private_run(ledger, plan, "language-model weights (DP-2Stage stage 2)")
+        progress = EpochProgress.create(self, ledger, plan,
+                                        name=f"{type(self).__name__} stage 2 (DP fine-tuning)")
+        self._keep_private_run(plan)
         codes = table.to_numpy()
         tokens, types, lengths = self.text_.encode(codes)
         mode = "ghost" if self.grad_sample_mode == "auto" else self.grad_sample_mode
-        config, dp = self._training_configs(plan, mode)
+        config, dp, record = self._training_configs(
+            plan, mode, ledger, "language-model weights (DP-2Stage stage 2)")
         shuffle_rng = np.random.default_rng(int(rng.integers(0, 2**62)))
         train_text_model(self.model_, tokens, lengths,
                          token_weights(types, lengths, self.value_weight), config, dp=dp,
-                         rng=rng, device=device,
-                         progress=progress,
+                         rng=rng, device=device, record=record, progress=progress,
                          batch_rows=self._shuffled_rows(self.text_, codes, self.value_weight,
                                                         shuffle_rng))
 
@@ -436,28 +438,6 @@ class DP2StageSynthesizer(_TorchSynthesizer):
             return tokens, lengths, token_weights(types, lengths, value_weight)
 
         return batch_rows
-
-    def _stage1_progress(self):
-        """Stage 1's printer when verbose (about ten lines), else None.
-
-        Stage 1 reads only public or pseudo rows, so its mean training loss
-        since the previous line is printed at any ``verbose`` level.
-        """
-        if not self.verbose:
-            return None
-        losses: list[float] = []
-        reporter = Progress(True, f"{type(self).__name__} stage 1 (template, non-private)")
-
-        def report(step: int, steps: int, loss: float) -> None:
-            if np.isfinite(loss):
-                losses.append(loss)
-            if step == steps or step % max(steps // 10, 1) == 0:
-                mean = float(np.mean(losses)) if losses else float("nan")
-                losses.clear()
-                reporter.line(f"step {step}/{steps}: training loss {mean:.4f} nats/row "
-                              "(public pseudo rows)")
-
-        return report
 
     # ------------------------------------------------------ sample and score
     def _sample_encoded(self, n_samples: int, rng: np.random.Generator,

@@ -78,7 +78,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         AdamW decoupled weight decay (0: Adam, as in the paper).
     grad_sample_mode : {"auto", "ghost", "hooks"}, default="auto"
         How Opacus computes the clipped per-sample gradients
-        (``sklearn_dpsynth.neural.training``); "auto" uses ghost
+        (``sklearn_dpsynth.neural.dpsgd``); "auto" uses ghost
         clipping (faster here).
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample ("auto": CUDA when available).
@@ -89,7 +89,8 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         mean training loss of the epoch (nats per row), computed on the
         private batches *without noise*, and raises a
         :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once per fit:
-        such a log must stay private.
+        such a log must stay private.  Pre-training (``pretrain_epochs``)
+        prints about ten lines with its loss on the public rows.
     n_threads : int or None, default=1
         torch intra-op CPU threads during fit, sample and score (restored
         afterwards); None leaves torch's setting.  One thread is the default

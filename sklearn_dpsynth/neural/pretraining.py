@@ -13,12 +13,14 @@ Importing this module imports torch and opacus.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
+from .dpsgd import TrainingConfig, TrainingReport
 from .layout import RowLayout
-from .training import TrainingConfig, TrainingReport, train_transformer
+from .training import train_transformer
 
 __all__ = ["pretrain_transformer", "public_training_config"]
 
@@ -30,7 +32,7 @@ def public_training_config(n_rows: int, *, epochs: float, batch_size: int, lr: f
 
     The expected (Poisson) batch is capped at ``n_rows`` and the warm-up at
     a tenth of the run; ``options`` (``augmult``, ``random_order``) go to
-    :class:`~sklearn_dpsynth.neural.training.TrainingConfig`.
+    :class:`~sklearn_dpsynth.neural.dpsgd.TrainingConfig`.
     """
     batch = min(int(batch_size), n_rows)
     steps = max(math.ceil(epochs * n_rows / batch), 1)
@@ -42,8 +44,9 @@ def public_training_config(n_rows: int, *, epochs: float, batch_size: int, lr: f
 def pretrain_transformer(model: torch.nn.Module, layout: RowLayout, public_codes: np.ndarray,
                          *, epochs: float, batch_size: int, lr: float, warmup_steps: int,
                          rng: np.random.Generator, device: torch.device, augmult: int = 1,
-                         random_order: bool = False,
-                         weight_decay: float = 0.0) -> TrainingReport:
+                         random_order: bool = False, weight_decay: float = 0.0,
+                         progress: Callable[[int, int, float], None] | None = None
+                         ) -> TrainingReport:
     """Train ``model`` in place, without privacy, on public encoded rows.
 
     Parameters
@@ -64,8 +67,11 @@ def pretrain_transformer(model: torch.nn.Module, layout: RowLayout, public_codes
     device : torch.device
     augmult : int, default=1
     random_order : bool, default=False
-        As in :class:`~sklearn_dpsynth.neural.training.TrainingConfig`.
+        As in :class:`~sklearn_dpsynth.neural.dpsgd.TrainingConfig`.
     weight_decay : float, default=0.0
+    progress : callable, optional
+        ``progress(step, steps, loss)`` after every step (public rows: the
+        loss may be printed).
 
     Returns
     -------
@@ -87,4 +93,4 @@ def pretrain_transformer(model: torch.nn.Module, layout: RowLayout, public_codes
                                     weight_decay=weight_decay, augmult=augmult,
                                     random_order=random_order)
     return train_transformer(model, layout, public_codes, config, dp=None, rng=rng,
-                             device=device)
+                             device=device, progress=progress)

@@ -100,7 +100,8 @@ class SynLMSynthesizer(TransformerSynthesizer):
         mean training loss of the epoch (nats per row), computed on the
         private batches *without noise*, and raises a
         :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once per fit:
-        such a log must stay private.
+        such a log must stay private.  Pre-training (``pretrain_epochs``)
+        prints about ten lines with its loss on the public rows.
     n_threads : int or None, default=1
         torch intra-op CPU threads during fit, sample and score (restored
         afterwards); None leaves torch's setting.  One thread is the default

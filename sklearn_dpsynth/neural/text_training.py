@@ -6,14 +6,14 @@ negative log-likelihoods by token type:
 ``loss(row) = lambda * sum_{value tokens} nll + (1 - lambda) * sum_{key and
 template tokens} nll``
 
-(:func:`token_weights`; ``lambda=None`` is the plain unweighted sum).  Under
-DP-SGD each row's gradient of that loss is clipped, so the row is the unit
-of privacy exactly as in :mod:`~sklearn_dpsynth.neural.training`, whose
-Opacus machinery (ghost clipping or per-sample hooks, Poisson batches,
-empty-batch handling, clean-up) this loop reuses; the privacy cost is
-computed and recorded by the estimator, not here.  The non-private path
-(``dp=None``) is stage 1 (template learning on public pseudo data) and
-public pre-training.
+(:func:`token_weights`; ``lambda=None`` is the plain unweighted sum).
+:class:`TextRowLoss` plugs it into
+:func:`~sklearn_dpsynth.neural.dpsgd.train_dpsgd`, the loop the tabular
+models train with too (Opacus, ghost clipping or per-sample hooks, Poisson
+batches, empty batches, clean-up, the ledger entry): under DP-SGD each
+row's gradient of its loss is clipped, so the row is the unit of privacy
+exactly as for the tabular models.  The non-private path (``dp=None``) is
+stage 1 (template learning on public pseudo data) and public pre-training.
 
 Importing this module imports torch and opacus.
 """
@@ -25,24 +25,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .dpsgd import DPSGDConfig, PrivacyRecord, TrainingConfig, TrainingReport, train_dpsgd
 from .text import KEY, OTHER_TOKEN, VALUE
-from .training import (
-    _FLOATS_PER_CHUNK,
-    DPSGDConfig,
-    TrainingConfig,
-    TrainingReport,
-    _adamw,
-    _clipped_backward,
-    _empty_batch,
-    _EmbeddingOutputs,
-    _run_training,
-    _scheduler,
-    _strip_opacus_state,
-    _wrap,
-    poisson_batch,
-)
 
-__all__ = ["row_losses", "token_weights", "train_text_model"]
+__all__ = ["TextRowLoss", "row_losses", "token_weights", "train_text_model"]
 
 
 def token_weights(types: np.ndarray, lengths: np.ndarray,
@@ -95,14 +81,65 @@ def row_losses(model: torch.nn.Module, tokens: torch.Tensor,
     return (nll * weights).sum(dim=1)
 
 
+class TextRowLoss:
+    """Per-row weighted next-token NLL of the text model (:func:`row_losses`).
+
+    Parameters
+    ----------
+    tokens : ndarray of shape (n_rows, length), int
+        Padded rows (``<bos>`` first).
+    lengths : ndarray of shape (n_rows,), int
+    weights : ndarray of shape (n_rows, length - 1)
+        Loss weight of every predicted token (:func:`token_weights`).
+    batch_rows : callable, optional
+        ``batch_rows(index)`` returns ``(tokens, lengths, weights)`` of the
+        rows ``index`` written afresh; by default the rows of the arrays.
+    """
+
+    def __init__(self, tokens: np.ndarray, lengths: np.ndarray, weights: np.ndarray,
+                 batch_rows: Callable[[np.ndarray], tuple] | None = None) -> None:
+        self.tokens = np.asarray(tokens, np.int64)
+        self.lengths = np.asarray(lengths, np.int64)
+        self.weights = np.asarray(weights, np.float32)
+        self.batch_rows = batch_rows
+        self.n_rows = len(self.tokens)
+
+    def __call__(self, model: torch.nn.Module, index: np.ndarray,
+                 device: torch.device) -> torch.Tensor:
+        """Loss of each row ``index``, shape ``(len(index),)``."""
+        return row_losses(model, *self._batch(index, device))
+
+    def _batch(self, index: np.ndarray, device: torch.device
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A batch's tokens and weights, trimmed to its longest row."""
+        if self.batch_rows is None:
+            tokens, lengths = self.tokens[index], self.lengths[index]
+            weights = self.weights[index]
+        else:
+            tokens, lengths, weights = self.batch_rows(index)
+        width = int(lengths.max())
+        return (torch.as_tensor(np.asarray(tokens[:, :width], np.int64), device=device),
+                torch.as_tensor(np.asarray(weights[:, :width - 1], np.float32), device=device))
+
+    def activation_floats(self, model: torch.nn.Module) -> int:
+        """Floats one row (at full length) holds during a ghost-clipping pass."""
+        width = model.final_norm.normalized_shape[0]
+        return self.tokens.shape[1] * (20 * width * max(len(model.blocks), 1)
+                                       + 3 * model.head.out_features)
+
+
 def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.ndarray,
                      weights: np.ndarray, config: TrainingConfig, *,
                      dp: DPSGDConfig | None, rng: np.random.Generator,
                      device: torch.device,
+                     record: PrivacyRecord | None = None,
                      progress: Callable[[int, int, float], None] | None = None,
                      batch_rows: Callable[[np.ndarray], tuple] | None = None
                      ) -> TrainingReport:
-    """Train ``model`` in place on token rows.
+    """Train ``model`` in place on token rows, with DP-SGD or without.
+
+    The run is ``sklearn_dpsynth.neural.dpsgd.train_dpsgd``, the loop of
+    every neural model, with the loss ``TextRowLoss``.
 
     Parameters
     ----------
@@ -121,6 +158,10 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
     rng : numpy.random.Generator
         Batches and torch seeds (dropout, DP noise).
     device : torch.device
+    record : PrivacyRecord, optional
+        Where the DP-SGD run is recorded (the ledger, the Renyi orders and
+        the target) before it starts; None leaves the accounting to the
+        caller.
     progress : callable, optional
         Called as ``progress(step, steps, loss)`` after every step, ``loss``
         the mean weighted loss of the step's rows (NaN for an empty batch;
@@ -134,103 +175,6 @@ def train_text_model(model: torch.nn.Module, tokens: np.ndarray, lengths: np.nda
     -------
     TrainingReport
     """
-    data = (np.asarray(tokens, np.int64), np.asarray(lengths, np.int64),
-            np.asarray(weights, np.float32), batch_rows)
-    return _run_training(
-        model, config, dp, rng, device,
-        plain=lambda: _train_plain(model, data, config, rng, device, progress),
-        private=lambda generator: _train_private(model, data, config, dp, rng, device,
-                                                 generator, progress))
-
-
-def _batch(data, index, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """A batch's tokens and weights, trimmed to its longest row."""
-    tokens, lengths, weights, batch_rows = data
-    if batch_rows is None:
-        tokens, lengths, weights = tokens[index], lengths[index], weights[index]
-    else:
-        tokens, lengths, weights = batch_rows(index)
-    width = int(lengths.max())
-    return (torch.as_tensor(np.asarray(tokens[:, :width], np.int64), device=device),
-            torch.as_tensor(np.asarray(weights[:, :width - 1], np.float32), device=device))
-
-
-def _train_plain(model, data, config, rng, device, progress) -> TrainingReport:
-    optimizer = _adamw(model, config, config.adam_eps)
-    scheduler = _scheduler(optimizer, config)
-    report = TrainingReport()
-    n_rows = len(data[0])
-    for step in range(config.steps):
-        index = poisson_batch(n_rows, config.sample_rate, rng)
-        optimizer.zero_grad(set_to_none=True)
-        loss = float("nan")
-        if len(index):
-            losses = row_losses(model, *_batch(data, index, device))
-            (losses.sum() / config.expected_batch_size).backward()
-            optimizer.step()
-            loss = float(losses.detach().mean()) if progress is not None else loss
-        scheduler.step()
-        report.rows_seen += len(index)
-        if progress is not None:
-            progress(step + 1, config.steps, loss)
-    model.zero_grad(set_to_none=True)
-    return report
-
-
-def _chunk_rows(model, length: int, dp: DPSGDConfig) -> int:
-    """Rows per forward/backward pass, so that one pass holds ~_FLOATS_PER_CHUNK floats."""
-    if dp.grad_sample_mode == "hooks":
-        per_row = sum(p.numel() for p in model.parameters())
-    else:
-        width = model.final_norm.normalized_shape[0]
-        per_row = length * (20 * width * max(len(model.blocks), 1)
-                            + 3 * model.head.out_features)
-    return max(_FLOATS_PER_CHUNK // per_row, 1)
-
-
-def _train_private(model, data, config, dp, rng, device, generator,
-                   progress) -> TrainingReport:
-    wrapped, optimizer = _wrap(model, config, dp, generator)
-    scheduler = _scheduler(optimizer, config)
-    chunk_rows = _chunk_rows(model, data[0].shape[1], dp)
-    embedded = _EmbeddingOutputs(model)
-    report = TrainingReport()
-    n_rows = len(data[0])
-    try:
-        for step in range(config.steps):
-            index = poisson_batch(n_rows, config.sample_rate, rng)
-            total = _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows,
-                                  embedded, want_loss=progress is not None)
-            scheduler.step()
-            report.rows_seen += len(index)
-            if progress is not None:
-                progress(step + 1, config.steps,
-                         total / len(index) if len(index) else float("nan"))
-    finally:
-        embedded.remove()
-        wrapped.cleanup()
-        _strip_opacus_state(model)
-    return report
-
-
-def _private_step(wrapped, optimizer, data, index, dp, device, chunk_rows, embedded,
-                  want_loss: bool = False) -> float:
-    """One DP-SGD step over a Poisson batch, in physical chunks.
-
-    Returns the summed row loss when ``want_loss`` (a device sync per chunk), else 0.
-    """
-    total = 0.0
-    bounds = list(range(0, len(index), chunk_rows)) or [0]
-    for i, lo in enumerate(bounds):
-        part = index[lo:lo + chunk_rows]
-        if len(part):
-            losses = row_losses(wrapped, *_batch(data, part, device))
-            if want_loss:
-                total += float(losses.detach().sum())
-            _clipped_backward(wrapped, optimizer, losses, dp.grad_sample_mode, embedded.pop())
-        else:
-            _empty_batch(optimizer, dp.grad_sample_mode)
-        optimizer.signal_skip_step(do_skip=i < len(bounds) - 1)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    return total
+    loss = TextRowLoss(tokens, lengths, weights, batch_rows)
+    return train_dpsgd(model, loss, config, dp=dp, rng=rng, device=device, record=record,
+                       progress=progress)

@@ -27,6 +27,19 @@ __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
            "initial_tables", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
            "expected_loss", "Measurement", "estimate_total"]  # the last two re-exported
 
+#: The default of ``max_iters``, the deprecated old name of ``max_iter``.
+_RENAMED = "deprecated"
+
+
+def _max_iter(max_iter: int | None, max_iters: int | str) -> int | None:
+    """``max_iter``, or the deprecated ``max_iters`` (which wins, with a FutureWarning)
+    when it is given: one spelling of the step cap, scikit-learn's ``max_iter``."""
+    if isinstance(max_iters, str) and max_iters == _RENAMED:
+        return max_iter
+    warnings.warn("max_iters was renamed max_iter; max_iters is deprecated and will be removed "
+                  f"in the next release: use max_iter={max_iters!r}.", FutureWarning, stacklevel=3)
+    return max_iters
+
 
 def initial_tables(
     tree: JunctionTree,
@@ -85,11 +98,14 @@ class DiscrepancyStop:
     ----------
     target : float
         Loss at which the estimation stops.
-    max_iters : int
-        The estimation's cap on accepted steps.
+    max_iter : int
+        The estimation's cap on accepted steps (required).
     window : int, default=25
         Accepted steps over which the rate of decrease is measured (no
         out-of-reach stop before that many steps).
+    max_iters : int, default="deprecated"
+        Deprecated old name of ``max_iter``: when given it is used and a
+        FutureWarning is raised.  It will be removed in the next release.
 
     Attributes
     ----------
@@ -99,11 +115,15 @@ class DiscrepancyStop:
         The step at which it stopped.
     """
 
-    def __init__(self, target: float, max_iters: int, window: int = 25) -> None:
+    def __init__(self, target: float, max_iter: int | None = None, window: int = 25, *,
+                 max_iters: int | str = _RENAMED) -> None:
+        max_iter = _max_iter(max_iter, max_iters)
+        if max_iter is None:
+            raise TypeError("DiscrepancyStop needs max_iter, the estimation's cap on steps.")
         if isinstance(window, bool) or int(window) != window or window < 1:
             raise ValueError(f"window must be an int >= 1, got {window!r}")
         self.target = float(target)
-        self.max_iters = int(max_iters)
+        self.max_iter = int(max_iter)
         self.window = int(window)
         self.reason: str | None = None
         self.iteration: int | None = None
@@ -118,7 +138,7 @@ class DiscrepancyStop:
         if earlier is None:
             return False
         drop = earlier - float(loss)
-        left = self.max_iters - iteration
+        left = self.max_iter - iteration
         if drop <= 0 or (float(loss) - self.target) * self.window > drop * left:
             return self._stop("out of reach", iteration)
         return False
@@ -195,7 +215,7 @@ def holdout_stop_factor(
     total: float,
     potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None = None,
     cliques: Sequence[Sequence[str]] | None = None,
-    max_iters: int = 1000,
+    max_iter: int = 1000,
     tol: float = 1e-4,
     dtype: type | str = np.float64,
     patience: int = 25,
@@ -209,7 +229,7 @@ def holdout_stop_factor(
     ``tau = loss / expected_loss`` (the fitted half's loss there, over its
     expected value at the true marginals; where the held-out loss still
     fell at the last step, the loss there, which the combined estimation
-    may never reach: it then runs to ``tol`` or ``max_iters``).  The result
+    may never reach: it then runs to ``tol`` or ``max_iter``).  The result
     is the mean of the two folds' factors: the
     estimation on the combined measurements stops at the first step whose
     loss is at most that factor times its expected value (the discrepancy
@@ -225,7 +245,7 @@ def holdout_stop_factor(
         The two halves of every measurement (same clique and query).
     total : float
         Number of records (that of the combined measurements).
-    potentials, cliques, max_iters, tol, dtype
+    potentials, cliques, max_iter, tol, dtype
         As in :func:`estimate`.
     patience : int, default=25
         As in :class:`HeldOutLoss`.
@@ -245,14 +265,14 @@ def holdout_stop_factor(
     for a, b in zip(first, second):
         if a.clique != b.clique or a.noisy.shape != b.noisy.shape:
             raise ValueError("the two halves of a measurement must measure the same marginal")
-    _check_options(max_iters, tol, 0.0, total)
+    _check_options(max_iter, tol, 0.0, total)
     dtype = _check_dtype(dtype)
     tree = estimation_tree(domain, first, cliques)
     folds = []
     for fitted, heldout in ((first, second), (second, first)):
         monitor = HeldOutLoss(Objective(tree, heldout, float(total)), patience=patience)
         _, info = _estimate_checked(tree, fitted, initial_tables(tree, potentials), total,
-                                    max_iters, tol, 0.0, True, monitor, dtype)
+                                    max_iter, tol, 0.0, True, monitor, dtype)
         iteration, loss, _ = monitor.history[monitor.best]
         folds.append({"factor": loss / expected_loss(fitted), "best_iteration": iteration,
                       "iterations": info["iterations"], "best_at_end": monitor.best_at_end,
@@ -293,10 +313,10 @@ def _check_measurements(
     return list(measurements)
 
 
-def _check_options(max_iters: int, tol: float, atol: float, total: float | None) -> None:
+def _check_options(max_iter: int, tol: float, atol: float, total: float | None) -> None:
     """Validate the scalar options of :func:`estimate`."""
-    if isinstance(max_iters, bool) or int(max_iters) != max_iters or max_iters < 0:
-        raise ValueError(f"max_iters must be a non-negative int, got {max_iters!r}")
+    if isinstance(max_iter, bool) or int(max_iter) != max_iter or max_iter < 0:
+        raise ValueError(f"max_iter must be a non-negative int, got {max_iter!r}")
     if not np.isfinite(tol) or tol < 0:
         raise ValueError(f"tol must be a non-negative number, got {tol!r}")
     if not np.isfinite(atol) or atol < 0:
@@ -312,12 +332,13 @@ def estimate(
     cliques: Sequence[Sequence[str]] | None = None,
     total: float | None = None,
     potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None = None,
-    max_iters: int = 1000,
+    max_iter: int = 1000,
     tol: float = 1e-4,
     atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
     dtype: type | str = np.float64,
+    max_iters: int | str = _RENAMED,
 ) -> tuple[GraphicalModel, dict]:
     """Fit a graphical model to noisy marginal measurements (Private-PGM).
 
@@ -334,7 +355,7 @@ def estimate(
     potentials : GraphicalModel or mapping, default=None
         Warm start: a model (projected onto the new junction tree when its
         maximal cliques differ) or log-potentials keyed by clique.
-    max_iters : int, default=1000
+    max_iter : int, default=1000
         Maximum number of accepted mirror-descent steps.
     tol : float, default=1e-4
         Stop when an accepted step lowers the loss by at most ``tol`` times
@@ -356,6 +377,9 @@ def estimate(
         Floating type of the model-sized arrays (log-potentials, beliefs,
         messages); see the Notes.  ``"auto"`` is float32 when float32 can
         resolve the loss (:func:`auto_dtype`), else float64.
+    max_iters : int, default="deprecated"
+        Deprecated old name of ``max_iter``: when given it is used and a
+        FutureWarning is raised.  It will be removed in the next release.
 
     Returns
     -------
@@ -392,13 +416,14 @@ def estimate(
     slowly without stalling, which ``"auto"`` avoids; an explicit float32
     there gets a ``RuntimeWarning``.
     """
+    max_iter = _max_iter(max_iter, max_iters)
     domain = require_model_domain(domain)
     measurements = _check_measurements(domain, measurements)
-    _check_options(max_iters, tol, atol, total)
+    _check_options(max_iter, tol, atol, total)
     dtype = _check_dtype(dtype)
     tree = estimation_tree(domain, measurements, cliques)
     return _estimate_checked(tree, measurements, initial_tables(tree, potentials), total,
-                             max_iters, tol, atol, accelerated, callback, dtype)
+                             max_iter, tol, atol, accelerated, callback, dtype)
 
 
 #: ``dtype="auto"`` picks float32 when the float32 rounding of the largest
@@ -474,12 +499,13 @@ def estimate_from_tables(
     tables: list[np.ndarray],
     *,
     total: float | None = None,
-    max_iters: int = 1000,
+    max_iter: int = 1000,
     tol: float = 1e-4,
     atol: float = 0.0,
     accelerated: bool = True,
     callback: Callable[[int, float], bool | None] | None = None,
     dtype: type | str = np.float64,
+    max_iters: int | str = _RENAMED,
 ) -> tuple[GraphicalModel, dict]:
     """:func:`estimate` on a given junction tree from given starting tables.
 
@@ -497,7 +523,7 @@ def estimate_from_tables(
     tables : list of ndarray
         Starting log-potentials, one per maximal clique of ``tree`` (axes in
         the clique's order); emptied by the call, never written into.
-    total, max_iters, tol, atol, accelerated, callback, dtype
+    total, max_iter, tol, atol, accelerated, callback, dtype, max_iters
         As in :func:`estimate` (tables of another dtype are converted).
 
     Returns
@@ -506,17 +532,18 @@ def estimate_from_tables(
     info : dict
         As in :func:`estimate`.
     """
+    max_iter = _max_iter(max_iter, max_iters)
     measurements = _check_measurements(tree.domain, measurements)
-    _check_options(max_iters, tol, atol, total)
+    _check_options(max_iter, tol, atol, total)
     dtype = _check_dtype(dtype)
     if not isinstance(tables, list) or len(tables) != len(tree.cliques):
         raise ValueError("tables must be a list with one table per maximal clique")
-    return _estimate_checked(tree, measurements, tables, total, max_iters, tol, atol,
+    return _estimate_checked(tree, measurements, tables, total, max_iter, tol, atol,
                              accelerated, callback, dtype)
 
 
 def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
-                      tables: list[np.ndarray], total: float | None, max_iters: int,
+                      tables: list[np.ndarray], total: float | None, max_iter: int,
                       tol: float, atol: float, accelerated: bool,
                       callback: Callable[[int, float], bool | None] | None,
                       dtype: np.dtype | None) -> tuple[GraphicalModel, dict]:
@@ -528,12 +555,12 @@ def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
         warnings.warn(FLOAT32_TOO_COARSE, RuntimeWarning, stacklevel=3)
     objective = Objective(tree, measurements, total)
     final, info = mirror_descent(tree, _taken(tables, dtype), objective,
-                                 max_iters=int(max_iters), tol=float(tol),
+                                 max_iter=int(max_iter), tol=float(tol),
                                  atol=float(atol), accelerated=accelerated,
                                  callback=callback, dtype=dtype.type)
     info["float64_from"] = None
-    if dtype == np.float32 and info["stalled"] and info["iterations"] < max_iters:
-        final, info = _continue_in_float64(tree, objective, final, info, int(max_iters),
+    if dtype == np.float32 and info["stalled"] and info["iterations"] < max_iter:
+        final, info = _continue_in_float64(tree, objective, final, info, int(max_iter),
                                            float(tol), float(atol), accelerated, callback)
     info["total"] = total
     info["dtype"] = dtype.name
@@ -541,7 +568,7 @@ def _estimate_checked(tree: JunctionTree, measurements: list[Measurement],
 
 
 def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[np.ndarray],
-                         info: dict, max_iters: int, tol: float, atol: float,
+                         info: dict, max_iter: int, tol: float, atol: float,
                          accelerated: bool,
                          callback: Callable[[int, float], bool | None] | None
                          ) -> tuple[list[np.ndarray], dict]:
@@ -559,7 +586,7 @@ def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[
     done = info["iterations"]
     resumed = None if callback is None else _Resumed(callback, done)
     tables = _taken(tables, np.dtype(np.float64))
-    final, rest = mirror_descent(tree, tables, objective, max_iters=max_iters - done,
+    final, rest = mirror_descent(tree, tables, objective, max_iter=max_iter - done,
                                  tol=tol, atol=atol, accelerated=accelerated,
                                  callback=resumed, dtype=np.float64)
     merged = dict(rest, iterations=done + rest["iterations"],

@@ -299,7 +299,7 @@ def mirror_descent(
     tables: list,
     objective: Objective,
     *,
-    max_iters: int,
+    max_iter: int,
     tol: float,
     atol: float = 0.0,
     accelerated: bool = True,
@@ -316,7 +316,7 @@ def mirror_descent(
         Initial log-potentials, one per maximal clique.
     objective : Objective
         The loss.
-    max_iters : int
+    max_iter : int
         Maximum number of accepted steps.
     tol : float
         Stop when an accepted step lowers the loss by at most ``tol`` times
@@ -364,8 +364,8 @@ def mirror_descent(
              "stalled": False}
     with_counts = getattr(callback, "needs_counts", False)
     if with_counts and callback(0, x_loss, x_counts):
-        max_iters = 0  # the starting point is the answer
-    while stats["iterations"] < max_iters and len(objective) and not stats["converged"]:
+        max_iter = 0  # the starting point is the answer
+    while stats["iterations"] < max_iter and len(objective) and not stats["converged"]:
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)

@@ -260,7 +260,7 @@ class _JamRun:
         if self.model is not None:
             cliques += list(self.model.cliques)
         return estimate(self.domain, self.measurements, cliques=cliques, potentials=self.model,
-                        max_iters=max_iters, tol=self.tol)
+                        max_iter=max_iters, tol=self.tol)
 
     def loop(self, rounds: int, max_model_size: float) -> None:
         """``rounds`` rounds, each with an equal share of the budget left."""

@@ -294,7 +294,7 @@ def refit(
     else:
         tables = initial_tables(target, warm_start(warm, tree, zeros))
         warm = None  # handed over: see above
-    model, info = estimate_from_tables(target, measurements, tables, max_iters=max_iters,
+    model, info = estimate_from_tables(target, measurements, tables, max_iter=max_iters,
                                        tol=tol, atol=atol, dtype=dtype)
     return zeros.apply(model), info
 
@@ -368,7 +368,7 @@ def refit_from_independent(
     """
     stop = DiscrepancyStop(early_stopping * bank.n_entries(), max_iters)
     model, info = estimate(tree.domain, bank.measurements(), cliques=list(tree.cliques),
-                           potentials=zeros.potentials(one_way), max_iters=max_iters, tol=tol,
+                           potentials=zeros.potentials(one_way), max_iter=max_iters, tol=tol,
                            callback=stop, dtype=dtype)
     info["stopped_by"] = stop.reason
     return zeros.apply(model), info
