@@ -150,6 +150,24 @@ def test_holdout_stop_applies_the_cross_validated_factor(fitted):
     assert history[-1] <= target or info["converged"] or info["iterations"] == fitted.max_iter
 
 
+def test_holdout_ledger_is_the_same_for_neighbouring_tables(tree_data):
+    """The halves' costs and noise scales never depend on the rows: D and D' one row
+    apart, same seed, release the same number of halves at the same costs (which pairs
+    are measured is the exponential mechanism's output and may differ)."""
+    small = tree_data.train.iloc[:3000]
+    ledgers = [MSTSynthesizer(domain=tree_data.domain, random_state=5).fit(
+        frame, epsilon=1.0).privacy_ledger_ for frame in (small, small.iloc[:-1])]
+    recorded = [[(e.mechanism, e.rho, e.noise_scale) for e in ledger.entries]
+                for ledger in ledgers]
+    assert recorded[0] == recorded[1]
+    for ledger in ledgers:
+        halves = [e.target[-len("half 1 of 2"):] for e in ledger.entries
+                  if e.mechanism == "gaussian"]
+        assert halves == ["half 1 of 2", "half 2 of 2"] * (len(halves) // 2)
+    assert ledgers[0].spent() == ledgers[1].spent()
+    assert ledgers[0].spent()[0] == pytest.approx(1.0, rel=1e-9)
+
+
 def test_holdout_stop_in_float32(tree_data):
     synth = MSTSynthesizer(domain=tree_data.domain, random_state=0, model_dtype="float32")
     synth.fit(tree_data.train.iloc[:5000], epsilon=3.0)
