@@ -52,11 +52,18 @@ def test_ledger_spends_the_whole_budget_in_thirds(fitted):
     one_way = _entries(fitted, "gaussian", "1-way")
     selections = _entries(fitted, "exponential")
     two_way = _entries(fitted, "gaussian", "2-way")
-    assert (len(one_way), len(selections), len(two_way)) == (d, d - 1, d - 1)
+    # the default stop measures every marginal as two halves of its budget
+    assert (len(one_way), len(selections), len(two_way)) == (2 * d, d - 1, 2 * (d - 1))
     for group in (one_way, selections, two_way):
         assert sum(e.rho for e in group) == pytest.approx(rho / 3, rel=1e-9)
-    # every 1-way marginal gets the same noise sqrt(d / (2 rho/3))
-    assert one_way[0].noise_scale == pytest.approx(np.sqrt(d / (2 * rho / 3)))
+    # every half of a 1-way marginal gets noise sqrt(2) sqrt(d / (2 rho/3)): the two
+    # halves' mean has the noise of one release at rho / (3 d), and costs the same
+    sigma = np.sqrt(d / (2 * rho / 3))
+    for entry in one_way:
+        assert entry.noise_scale == pytest.approx(np.sqrt(2) * sigma)
+        assert entry.rho == pytest.approx(1 / (2 * 2 * sigma**2), rel=1e-12)
+    assert [e.target for e in one_way[:2]] == [f"1-way marginal {fitted.domain_.columns[0]!r}"
+                                               f", half {k} of 2" for k in (1, 2)]
 
 
 def test_selected_edges_form_a_spanning_tree(fitted):
@@ -114,7 +121,7 @@ def _n_measured_entries(synth):
 
 def test_early_stopping_stops_at_the_expected_loss(tree_data):
     kwargs = dict(domain=tree_data.domain, random_state=0)
-    early = MSTSynthesizer(**kwargs).fit(tree_data.train, epsilon=1.0)
+    early = MSTSynthesizer(early_stopping=0.7, **kwargs).fit(tree_data.train, epsilon=1.0)
     full = MSTSynthesizer(early_stopping=None, **kwargs).fit(tree_data.train, epsilon=1.0)
     info, info_full = early.estimation_info_, full.estimation_info_
     # same measurements (same noise), different stopping points
@@ -128,6 +135,44 @@ def test_early_stopping_stops_at_the_expected_loss(tree_data):
     history = classical.estimation_info_["loss_history"]
     assert history[-1] <= _n_measured_entries(early) < min(history[1:-1])
     assert classical.estimation_info_["iterations"] <= info["iterations"]
+
+
+def test_holdout_stop_applies_the_cross_validated_factor(fitted):
+    """The default stop: the first step whose loss is at most the chosen factor times
+    the expected loss (the factor read off the two halves of every measurement)."""
+    info = fitted.estimation_info_
+    holdout = info["holdout"]
+    assert len(holdout["folds"]) == 2
+    assert holdout["factor"] == pytest.approx(np.mean([f["factor"] for f in holdout["folds"]]))
+    history = info["loss_history"]
+    target = holdout["factor"] * _n_measured_entries(fitted)
+    assert target < min(history[:-1])
+    assert history[-1] <= target or info["converged"] or info["iterations"] == fitted.max_iter
+
+
+def test_holdout_ledger_is_the_same_for_neighbouring_tables(tree_data):
+    """The halves' costs and noise scales never depend on the rows: D and D' one row
+    apart, same seed, release the same number of halves at the same costs (which pairs
+    are measured is the exponential mechanism's output and may differ)."""
+    small = tree_data.train.iloc[:3000]
+    ledgers = [MSTSynthesizer(domain=tree_data.domain, random_state=5).fit(
+        frame, epsilon=1.0).privacy_ledger_ for frame in (small, small.iloc[:-1])]
+    recorded = [[(e.mechanism, e.rho, e.noise_scale) for e in ledger.entries]
+                for ledger in ledgers]
+    assert recorded[0] == recorded[1]
+    for ledger in ledgers:
+        halves = [e.target[-len("half 1 of 2"):] for e in ledger.entries
+                  if e.mechanism == "gaussian"]
+        assert halves == ["half 1 of 2", "half 2 of 2"] * (len(halves) // 2)
+    assert ledgers[0].spent() == ledgers[1].spent()
+    assert ledgers[0].spent()[0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_holdout_stop_in_float32(tree_data):
+    synth = MSTSynthesizer(domain=tree_data.domain, random_state=0, model_dtype="float32")
+    synth.fit(tree_data.train.iloc[:5000], epsilon=3.0)
+    assert synth.estimation_info_["holdout"]["factor"] >= 0
+    assert synth.model_.tables[0].dtype == np.float32
 
 
 # ------------------------------------------------------------- determinism
@@ -267,8 +312,8 @@ def test_initial_cliques_are_measured_and_grown_around(tree_data):
                            initial_cliques=[("x0", "c2", "c5"), ("c5", "x0")]).fit(
         tree_data.train, epsilon=1.0)
     targets = [e.target for e in synth.privacy_ledger_.entries]
-    assert "3-way marginal ('x0', 'c2', 'c5')" in targets
-    assert "2-way marginal ('c5', 'x0')" in targets
+    assert "3-way marginal ('x0', 'c2', 'c5'), half 1 of 2" in targets
+    assert "2-way marginal ('c5', 'x0'), half 2 of 2" in targets
     assert synth.cliques_[:2] == [("x0", "c2", "c5"), ("c5", "x0")]
     # 6 columns, 3 already connected: 3 more edges, none inside the clique
     assert len(synth.tree_edges_) == 3 == len(_entries(synth, "exponential"))
@@ -290,7 +335,7 @@ def test_initial_cliques_connecting_everything_skip_selection():
 def test_single_column_spends_everything_on_its_histogram():
     frame = pd.DataFrame({"a": np.random.default_rng(0).integers(0, 4, 500)})
     synth = MSTSynthesizer(domain={"a": 4}, random_state=0).fit(frame, epsilon=1.0)
-    assert [e.mechanism for e in synth.privacy_ledger_.entries] == ["gaussian"]
+    assert [e.mechanism for e in synth.privacy_ledger_.entries] == ["gaussian"] * 2
     assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
     assert synth.sample(10).shape == (10, 1)
 
@@ -300,8 +345,8 @@ def test_weights_scale_the_noise_and_keep_the_budget(tree_data):
                            weights={"x0": 2.0, ("c2", "x0"): 3.0}).fit(
         tree_data.train, epsilon=1.0)
     one_way = {e.target: e for e in _entries(synth, "gaussian", "1-way")}
-    assert one_way["1-way marginal 'x1'"].noise_scale == pytest.approx(
-        2 * one_way["1-way marginal 'x0'"].noise_scale)
+    assert one_way["1-way marginal 'x1', half 1 of 2"].noise_scale == pytest.approx(
+        2 * one_way["1-way marginal 'x0', half 2 of 2"].noise_scale)
     rho = synth.privacy_ledger_.rho_budget
     assert sum(e.rho for e in one_way.values()) == pytest.approx(rho / 3, rel=1e-9)
     assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)

@@ -15,10 +15,11 @@ from .._progress import Progress
 from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
+from ..pgm.estimation import expected_loss, holdout_stop_factor
 from ..privacy import PrivacyLedger
 from .budget import budget_shares
 from .compression import DomainCompression
-from .measure import measure_marginals, weighted_sigmas
+from .measure import measure_marginal_halves, measure_marginals, weighted_sigmas
 from .pgm_mixin import PGMMixin
 from .selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                         mutual_information, private_kruskal)
@@ -114,11 +115,16 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     tol : float, default=1e-4
         Estimation stops when a step lowers the loss by at most ``tol``
         times the loss.
-    early_stopping : float or None, default=0.7
-        Stop the estimation at the first step whose loss is at most
-        ``early_stopping`` times the number of measured entries (the loss's
-        expected value at the true marginals; see Notes); ``None`` runs to
-        ``tol`` / ``max_iter``.
+    early_stopping : "holdout", float or None, default="holdout"
+        Stop the estimation at the first step whose loss is at most a
+        factor times the number of measured entries (the loss's expected
+        value at the true marginals; see Notes).  ``"holdout"`` chooses the
+        factor for each fit from the noisy measurements themselves: every
+        marginal is measured as two halves of its budget (same cost, same
+        noise for their mean) and the factor is where the model fitted to
+        one half best predicts the other (two-fold cross-validation).  A
+        number fixes the factor (0.7 was the default before); ``None`` runs
+        to ``tol`` / ``max_iter``.
     verbose : int, default=0
         0 is silent; 1 (or more) prints one line per stage on stderr (1-way
         measurement, selection, measurement, estimation), each with its time
@@ -185,19 +191,30 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     **Estimation.** The least-squares optimum fits the noise as well as the
     signal: at small budgets a 2-way table with many small cells is mostly
     noise. Mirror descent starts from the independent model (the exact
-    least-squares fit of the 1-way measurements) and, with
-    ``early_stopping=tau``, stops at the first step whose loss
-    ``sum ||Q mu - y||^2 / sigma^2`` is at most ``tau`` times the number of
-    measured entries ``m``, the loss's expected value at the true marginals (a
-    discrepancy principle, after Morozov): dependencies that the noise cannot
-    confirm stay close to independence.  ``tau = 1`` is the classical rule; the
-    default 0.7 was chosen on random Bayesian networks
-    (:func:`~sklearn_dpsynth.datasets.make_bayesnet`, three shapes, budgets 0.3
-    to 3), where it was within 2% of the best factor everywhere and lowered the
-    2-way marginal error by up to 20% against running to convergence at small
-    budgets (within 1% of it at larger ones).  The stopping rule reads only the
-    noisy measurements.  ``early_stopping=None`` runs to ``tol`` /
-    ``max_iter``.
+    least-squares fit of the 1-way measurements) and stops at the first step
+    whose loss ``sum ||Q mu - y||^2 / sigma^2`` is at most ``tau`` times the
+    number of measured entries ``m``, the loss's expected value at the true
+    marginals (a discrepancy principle, after Morozov): dependencies that the
+    noise cannot confirm stay close to independence.  The best ``tau`` depends
+    on the table and the budget (a fixed 0.7, the former default, was tuned on
+    Adult and random Bayesian networks; on Texas and on a census table with
+    one-year ages other factors, or running to convergence, do better).  With
+    ``early_stopping="holdout"`` (the default) each marginal ``i`` is released
+    twice, with independent noise of scale ``sqrt(2) sigma_i``; the
+    measurement the model is fitted to is the mean of the two halves (noise
+    variance ``sigma_i^2``, as one release).  For each of the two folds, the
+    model is fitted to one half of every measurement while the loss of the
+    other half is followed (``sklearn_dpsynth.pgm.estimation.HeldOutLoss``:
+    with independent noise it is, in expectation, the model's squared error on
+    the true marginals plus a constant); the fitted half's ``loss / m`` at the
+    lowest held-out loss is the fold's factor, and ``tau`` is the mean of the two
+    (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).  That costs
+    two extra estimations on the same small tree, each followed until the
+    held-out loss has not improved for as long as its best step took (fits
+    took 1.2 to 6.4 times the CPU time of the fixed factor 0.7 in
+    ``benchmarks/README.md``, all under 7 s).  ``estimation_info_["holdout"]`` records the factor
+    and each fold's.  A number fixes ``tau``; ``None`` runs to ``tol`` /
+    ``max_iter``.  Every stopping rule reads only the noisy measurements.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
@@ -208,11 +225,15 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     pair score of step 3 changes by at most 1 (the estimate is a function of
     step 1's output only), so each exponential-mechanism round at pure
     ``epsilon = sqrt(8 rho_2 / (r - 1))`` is ``rho_2 / (r - 1)``-zCDP. Step 4
-    spends the rest of the budget, ``rho_3``, in the same way as step 1.  zCDP
-    composes additively (also adaptively), so the fit is ``rho``-zCDP and the
-    ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
+    spends the rest of the budget, ``rho_3``, in the same way as step 1.  With
+    ``early_stopping="holdout"`` each marginal of steps 1 and 4 is released
+    twice at ``sqrt(2) sigma_i``, ``1 / (4 sigma_i^2)`` each: the two add up to
+    the ``1 / (2 sigma_i^2)`` of one release, and the ledger records both
+    halves.  zCDP composes additively (also adaptively), so the fit is
+    ``rho``-zCDP and the ledger records exactly ``rho``; it is converted to ``(epsilon, delta)`` by
     :class:`~sklearn_dpsynth.PrivacyLedger`. Compression, the
-    independent model of step 3, estimation, generation, :meth:`marginal` and
+    independent model of step 3, the choice of the stopping factor, estimation,
+    generation, :meth:`marginal` and
     :meth:`score_samples` only use the noisy outputs (post-processing).  Budget
     split: thirds ``(rho_1, rho_2, rho_3)`` as above; halves between steps 1
     and 4 when no private selection is needed (``fit(..., public_data=)`` given, the
@@ -250,7 +271,8 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_iters": [Interval(Integral, 1, None, closed="left"), DEPRECATED_NAME],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "early_stopping": [Interval(Real, 0, None, closed="neither"), None],
+        "early_stopping": [Interval(Real, 0, None, closed="neither"),
+                           StrOptions({"holdout"}), None],
         "verbose": ["verbose"],
         "model_dtype": [StrOptions({"auto", "float32", "float64"})],
     }
@@ -259,7 +281,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
                  preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", initial_cliques=None,
                  weights=None, compress=True, sampling="lowvar",
-                 max_iter=1000, tol=1e-4, early_stopping=0.7, verbose=0,
+                 max_iter=1000, tol=1e-4, early_stopping="holdout", verbose=0,
                  random_state=None, model_dtype="float64", max_iters="deprecated"):
         self.domain = domain
         self.n_bins = n_bins
@@ -290,8 +312,9 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         self.attributes_ = list(self.domain_.model_domain().attributes)
         log = Progress(self.verbose, "MST", stage_note=lambda: _spent_so_far(ledger))
         log.stage(f"measuring {table.n_columns} 1-way marginals")
+        halves: list | None = [] if self.early_stopping == "holdout" else None
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
-                                                 plan.weights)
+                                                 plan.weights, halves)
         compressed = table.remap(self.compression_.mappings)
         if plan.public is None and plan.components.n_components > 1:
             # one batched pass counts every candidate pair (the tree's scores
@@ -308,9 +331,9 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         cliques = plan.initial + edges
         log.stage(f"measuring {len(cliques)} selected marginals")
         measurements = one_way + self._measure_cliques(compressed, cliques, ledger, rng,
-                                                       plan.weights)
+                                                       plan.weights, halves)
         log.stage(f"estimating the model from {len(measurements)} measurements")
-        self._estimate(measurements, independent)
+        self._estimate(measurements, independent, halves)
         log.stage(None)
         labels = self.domain_.columns
         self.cliques_ = [tuple(labels[c] for c in clique) for clique in cliques]
@@ -326,21 +349,29 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     # --------------------------------------------------- steps 1-2: 1-way
     def _first_round(self, table: EncodedTable, ledger: PrivacyLedger, rng: np.random.Generator,
-                     rho: float, weights: dict) -> tuple[list[Measurement], list[np.ndarray]]:
+                     rho: float, weights: dict, halves: list | None
+                     ) -> tuple[list[Measurement], list[np.ndarray]]:
         """Measure the 1-way marginals, compress, and fit the independent model.
 
         Sets ``compression_``; returns the 1-way measurements on the
         compressed codes and the independent model's counts of every column
-        (the closed-form optimum of the loss of those measurements).
+        (the closed-form optimum of the loss of those measurements).  With
+        ``halves`` a list, every marginal is measured as two halves (see
+        :func:`_measure`) and their pairs of measurements are appended to it.
         """
         cliques = [(j,) for j in range(table.n_columns)]
         sigmas = weighted_sigmas(rho, [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(table.with_counts(cliques), cliques, sigmas, ledger, rng)
+        noisy, split = _measure(table.with_counts(cliques), cliques, sigmas, ledger, rng,
+                                halves is not None)
         self.compression_ = (
             DomainCompression.from_noisy_counts(noisy, COMPRESSION_SIGMAS * sigmas)
             if self.compress else DomainCompression.identity(self.domain_.sizes))
         one_way = [self._one_way_measurement(j, y, sigma)
                    for j, (y, sigma) in enumerate(zip(noisy, sigmas))]
+        if halves is not None:
+            halves.extend(tuple(self._one_way_measurement(j, y, np.sqrt(2.0) * sigma)
+                                for y in pair)
+                          for j, (pair, sigma) in enumerate(zip(split, sigmas)))
         total = estimate_total(self._model_domain(), one_way)
         independent = [self.compression_.project_counts(j, y, total)
                        for j, y in enumerate(noisy)]
@@ -387,33 +418,43 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     # ------------------------------------------------------- step 4: cliques
     def _measure_cliques(self, compressed: EncodedTable, cliques: list[tuple[int, ...]],
                          ledger: PrivacyLedger, rng: np.random.Generator,
-                         weights: dict) -> list[Measurement]:
-        """Measure the selected marginals with the rest of the budget."""
+                         weights: dict, halves: list | None) -> list[Measurement]:
+        """Measure the selected marginals with the rest of the budget (halves: as step 1)."""
         if not cliques:
             return []
         sigmas = weighted_sigmas(ledger.rho_remaining(),
                                  [weights.get(frozenset(c), 1.0) for c in cliques])
-        noisy = measure_marginals(compressed.with_counts(cliques), cliques, sigmas, ledger, rng)
-        return [Measurement(tuple(self.attributes_[c] for c in clique), y, float(sigma))
-                for clique, y, sigma in zip(cliques, noisy, sigmas)]
+        noisy, split = _measure(compressed.with_counts(cliques), cliques, sigmas, ledger, rng,
+                                halves is not None)
+        names = [tuple(self.attributes_[c] for c in clique) for clique in cliques]
+        if halves is not None:
+            halves.extend(tuple(Measurement(name, y, float(np.sqrt(2.0) * sigma)) for y in pair)
+                          for name, pair, sigma in zip(names, split, sigmas))
+        return [Measurement(name, y, float(sigma))
+                for name, y, sigma in zip(names, noisy, sigmas)]
 
     # ---------------------------------------------------- step 5: estimation
-    def _estimate(self, measurements: list[Measurement], independent: list[np.ndarray]) -> None:
+    def _estimate(self, measurements: list[Measurement], independent: list[np.ndarray],
+                  halves: list | None) -> None:
         """Private-PGM from the independent model; sets ``model_``."""
         start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
                  for a, counts in zip(self.attributes_, independent)}
+        factor, holdout = self.early_stopping, None
+        if halves is not None:
+            total = float(independent[0].sum())
+            factor, folds = holdout_stop_factor(
+                self._model_domain(), halves, total=total, potentials=start,
+                max_iter=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
+            holdout = {"factor": factor,
+                       "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations",
+                                                    "best_at_end")}
+                                 for f in folds]}
         self.model_, self.estimation_info_ = estimate(
             self._model_domain(), measurements, potentials=start, max_iter=self._param("max_iter"),
-            tol=self.tol, callback=self._stopping_rule(measurements),
+            tol=self.tol, callback=_stopping_rule(measurements, factor),
             dtype=self.model_dtype)
-
-    def _stopping_rule(self, measurements: list[Measurement]) -> Callable | None:
-        """Discrepancy-principle callback of the estimation, or None."""
-        if self.early_stopping is None:
-            return None
-        expected = float(sum(m.noisy.size * m.weight for m in measurements))
-        threshold = self.early_stopping * expected
-        return lambda iteration, loss: loss <= threshold
+        if holdout is not None:
+            self.estimation_info_["holdout"] = holdout
 
     # ----------------------------------------------------- parameter checks
     def _initial_positions(self) -> list[tuple[int, ...]]:
@@ -466,6 +507,29 @@ class _Plan:
     def measure_cliques(self) -> bool:
         """Whether step 4 measures anything."""
         return bool(self.initial) or self.components.n_components > 1
+
+
+def _measure(table: EncodedTable, cliques: list, sigmas: np.ndarray, ledger: PrivacyLedger,
+             rng: np.random.Generator, split: bool) -> tuple[list[np.ndarray], list | None]:
+    """Noisy marginals at ``sigmas``: one release each, or the mean of two halves.
+
+    With ``split``, every marginal is released twice at ``sqrt(2) sigma``
+    (:func:`~sklearn_dpsynth.marginal.measure.measure_marginal_halves`, the
+    same zCDP cost); the mean of the halves, of noise variance ``sigma^2``,
+    stands for the marginal and the halves are returned as well.
+    """
+    if not split:
+        return measure_marginals(table, cliques, sigmas, ledger, rng), None
+    pairs = measure_marginal_halves(table, cliques, sigmas, ledger, rng)
+    return [0.5 * (a + b) for a, b in pairs], pairs
+
+
+def _stopping_rule(measurements: list[Measurement], factor: float | None) -> Callable | None:
+    """Discrepancy-principle callback: loss at most ``factor`` times its expected value."""
+    if not factor:
+        return None
+    threshold = factor * expected_loss(measurements)
+    return lambda iteration, loss: loss <= threshold
 
 
 def _spent_so_far(ledger: PrivacyLedger) -> str:

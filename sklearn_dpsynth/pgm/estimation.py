@@ -24,8 +24,8 @@ from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
 __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
-           "initial_tables", "DiscrepancyStop", "Measurement",
-           "estimate_total"]  # the last two re-exported
+           "initial_tables", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
+           "expected_loss", "Measurement", "estimate_total"]  # the last two re-exported
 
 #: The default of ``max_iters``, the deprecated old name of ``max_iter``.
 _RENAMED = "deprecated"
@@ -146,6 +146,138 @@ class DiscrepancyStop:
     def _stop(self, reason: str, iteration: int) -> bool:
         self.reason, self.iteration = reason, int(iteration)
         return True
+
+
+class HeldOutLoss:
+    """``callback`` for :func:`estimate`: the loss of held-out measurements at every step.
+
+    Follows an estimation fitted to one set of measurements and evaluates,
+    at its start and after every accepted step, the loss of *other*
+    measurements of the same marginals (same cliques, queries and order:
+    the held-out half of a noise split).  Where the held-out noise is
+    independent of the fitted measurements, the held-out loss is, in
+    expectation, the model's squared error on the true marginals plus a
+    constant, so its minimum marks the step where the model stopped
+    learning signal and started fitting the noise of its own
+    measurements.  It stops the estimation once no step has lowered the
+    held-out loss for ``max(patience, best)`` steps (``best``: the step of
+    the lowest held-out loss so far).
+
+    Parameters
+    ----------
+    objective : Objective
+        The held-out measurements' loss on the estimation's junction tree.
+    patience : int, default=25
+        Fewest steps without a new held-out minimum before stopping.
+
+    Attributes
+    ----------
+    history : list of tuple
+        ``(iteration, loss, heldout_loss)`` from the start (iteration 0).
+    best : int or None
+        Index in ``history`` of the lowest held-out loss.
+    """
+
+    needs_counts = True
+
+    def __init__(self, objective: Objective, patience: int = 25) -> None:
+        if isinstance(patience, bool) or int(patience) != patience or patience < 1:
+            raise ValueError(f"patience must be an int >= 1, got {patience!r}")
+        self.objective = objective
+        self.patience = int(patience)
+        self.history: list[tuple[int, float, float]] = []
+        self.best: int | None = None
+
+    def __call__(self, iteration: int, loss: float, counts: Sequence[np.ndarray]) -> bool:
+        """Record step ``iteration``; whether the held-out loss has stopped falling."""
+        heldout = self.objective.loss(counts)
+        self.history.append((int(iteration), float(loss), float(heldout)))
+        if self.best is None or heldout < self.history[self.best][2]:
+            self.best = len(self.history) - 1
+        best_iteration = self.history[self.best][0]
+        return iteration - best_iteration > max(self.patience, best_iteration)
+
+    @property
+    def best_at_end(self) -> bool:
+        """Whether the last recorded step has the lowest held-out loss."""
+        return self.best is not None and self.best == len(self.history) - 1
+
+
+def expected_loss(measurements: Sequence[Measurement]) -> float:
+    """The loss's expected value at the true marginals: ``sum(weight * size)``."""
+    return float(sum(m.noisy.size * m.weight for m in measurements))
+
+
+def holdout_stop_factor(
+    domain: ModelDomain,
+    halves: Sequence[tuple[Measurement, Measurement]],
+    *,
+    total: float,
+    potentials: GraphicalModel | Mapping[Sequence[str], Factor | np.ndarray] | None = None,
+    cliques: Sequence[Sequence[str]] | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    dtype: type | str = np.float64,
+    patience: int = 25,
+) -> tuple[float, list[dict]]:
+    """A discrepancy factor chosen by two-fold cross-validation on a noise split.
+
+    Every marginal was measured twice with independent noise (two halves
+    of its budget).  For each fold, the model is fitted to one half of
+    every measurement and followed by :class:`HeldOutLoss` on the other
+    half; the step of the lowest held-out loss gives the fold's factor
+    ``tau = loss / expected_loss`` (the fitted half's loss there, over its
+    expected value at the true marginals; where the held-out loss still
+    fell at the last step, the loss there, which the combined estimation
+    may never reach: it then runs to ``tol`` or ``max_iter``).  The result
+    is the mean of the two folds' factors: the
+    estimation on the combined measurements stops at the first step whose
+    loss is at most that factor times its expected value (the discrepancy
+    rule of ``early_stopping``, with the factor read off the data instead
+    of fixed).  The discrepancy factor is a ratio to the noise level, so a
+    factor chosen at the halves' noise carries over to the combined
+    measurements'.  Only the noisy measurements are read: post-processing.
+
+    Parameters
+    ----------
+    domain : ModelDomain
+    halves : sequence of (Measurement, Measurement)
+        The two halves of every measurement (same clique and query).
+    total : float
+        Number of records (that of the combined measurements).
+    potentials, cliques, max_iter, tol, dtype
+        As in :func:`estimate`.
+    patience : int, default=25
+        As in :class:`HeldOutLoss`.
+
+    Returns
+    -------
+    factor : float
+        The mean of the folds' factors.
+    folds : list of dict
+        Per fold: ``factor``, ``best_iteration``, ``iterations`` (steps run),
+        ``best_at_end`` (the held-out loss was still falling) and ``history``
+        (``HeldOutLoss.history``).
+    """
+    domain = require_model_domain(domain)
+    first = _check_measurements(domain, [a for a, _ in halves])
+    second = _check_measurements(domain, [b for _, b in halves])
+    for a, b in zip(first, second):
+        if a.clique != b.clique or a.noisy.shape != b.noisy.shape:
+            raise ValueError("the two halves of a measurement must measure the same marginal")
+    _check_options(max_iter, tol, 0.0, total)
+    dtype = _check_dtype(dtype)
+    tree = estimation_tree(domain, first, cliques)
+    folds = []
+    for fitted, heldout in ((first, second), (second, first)):
+        monitor = HeldOutLoss(Objective(tree, heldout, float(total)), patience=patience)
+        _, info = _estimate_checked(tree, fitted, initial_tables(tree, potentials), total,
+                                    max_iter, tol, 0.0, True, monitor, dtype)
+        iteration, loss, _ = monitor.history[monitor.best]
+        folds.append({"factor": loss / expected_loss(fitted), "best_iteration": iteration,
+                      "iterations": info["iterations"], "best_at_end": monitor.best_at_end,
+                      "history": monitor.history})
+    return float(np.mean([f["factor"] for f in folds])), folds
 
 
 def estimation_tree(domain: ModelDomain, measurements: Sequence[Measurement],
@@ -452,7 +584,7 @@ def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[
     ``info["float64_from"]`` records the step where float64 took over.
     """
     done = info["iterations"]
-    resumed = None if callback is None else (lambda it, loss: callback(done + it, loss))
+    resumed = None if callback is None else _Resumed(callback, done)
     tables = _taken(tables, np.dtype(np.float64))
     final, rest = mirror_descent(tree, tables, objective, max_iter=max_iter - done,
                                  tol=tol, atol=atol, accelerated=accelerated,
@@ -463,3 +595,16 @@ def _continue_in_float64(tree: JunctionTree, objective: Objective, tables: list[
                   loss_history=info["loss_history"][:-1] + rest["loss_history"],
                   float64_from=done)
     return _taken(final, np.dtype(np.float32)), merged
+
+
+class _Resumed:
+    """A callback seen from a continued estimation: its step numbers offset by ``done``."""
+
+    def __init__(self, callback: Callable, done: int) -> None:
+        self.callback, self.done = callback, done
+        self.needs_counts = getattr(callback, "needs_counts", False)
+
+    def __call__(self, iteration: int, loss: float, *counts) -> bool | None:
+        if iteration == 0 and self.needs_counts:
+            return False  # the continued start is the stalled end, already seen
+        return self.callback(self.done + iteration, loss, *counts)

@@ -329,7 +329,10 @@ def mirror_descent(
         descent.
     callback : callable, default=None
         ``callback(iteration, loss)`` after every accepted step; returning
-        True stops.
+        True stops.  A callback with a true attribute ``needs_counts`` is
+        called ``callback(iteration, loss, counts)`` instead (``counts``:
+        the iterate's measured counts, :meth:`Objective.counts`, read-only),
+        also once at the start (``iteration`` 0).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Type of the tables (which must already have it), the beliefs,
         messages, inference temporaries and step terms.  The measured
@@ -359,6 +362,9 @@ def mirror_descent(
     a_prev, step_prev, fresh, backtracked = 1.0, step, True, False
     stats = {"n_inference": 1, "n_restarts": 0, "iterations": 0, "converged": False,
              "stalled": False}
+    with_counts = getattr(callback, "needs_counts", False)
+    if with_counts and callback(0, x_loss, x_counts):
+        max_iter = 0  # the starting point is the answer
     while stats["iterations"] < max_iter and len(objective) and not stats["converged"]:
         trial_step = step * (_GROWTH if backtracked else _FAST_GROWTH)
         while True:
@@ -400,7 +406,8 @@ def mirror_descent(
         stats["iterations"] += 1
         history.append(x_loss)
         stats["converged"] = decrease <= max(tol * x_loss, atol)
-        if callback is not None and callback(stats["iterations"], x_loss):
+        if callback is not None and (callback(stats["iterations"], x_loss, x_counts)
+                                     if with_counts else callback(stats["iterations"], x_loss)):
             break
     if x_is_z:
         final = stepped.normalised()
