@@ -21,19 +21,38 @@ with the public seed 0, the same for every run) of
 and the fit's CPU seconds (process time: the steadier figure on a shared
 machine) and wall seconds.  ``--param name=value`` sets any MST parameter
 (``none``, ``true``, ``false`` and numbers are parsed).
+
+Diagnostics (not private; for locating where the error comes from):
+
+* ``--tree oracle`` -- the spanning tree is the maximum spanning tree of the
+  *exact* pair scores (what the private selection would pick without its
+  noise); the selection's share is still recorded in the ledger, so every
+  other step gets the budget it gets in a private fit;
+* ``--generator shuffled`` -- rows generated as private-pgm's reference
+  does: in every parent group the rounded counts of the new attribute in a
+  random order, instead of our low-variance interleaving;
+* ``--subset-spread`` -- also scores the sample on every pair and prints
+  the standard deviation of a random ``--n-pairs`` subset's mean
+  (``sd_subset``): how far a figure measured on another random subset of
+  pairs may lie from ours.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import time
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
+import sklearn_dpsynth.marginal.mst as mst_module
+import sklearn_dpsynth.pgm.sampling as sampling_module
 from sklearn_dpsynth.datasets import make_bayesnet
 from sklearn_dpsynth.marginal.mst import MSTSynthesizer
+from sklearn_dpsynth.marginal.selection import maximum_spanning_tree
 
 
 def load_wide(n_samples: int = 100_000, n_features: int = 100) -> tuple[pd.DataFrame, dict]:
@@ -66,17 +85,59 @@ def mean_tvd(truth: dict, other, pairs: list[tuple]) -> float:
     return float(np.mean([0.5 * np.abs(truth[p] - other(p)).sum() for p in pairs]))
 
 
+def _oracle_kruskal(pairs, scores, components, rho_per_round, ledger, rng, labels):
+    """Kruskal on the exact scores (NOT private), the selection's cost still recorded."""
+    n_rounds = components.n_components - 1
+    ledger.spend(target=f"{n_rounds} spanning-tree edges (oracle, not private)",
+                 mechanism="none (diagnostic)", rho=rho_per_round * n_rounds)
+    return maximum_spanning_tree(pairs, scores, components)
+
+
+def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Every group's rounded values in a random order (the reference's generator)."""
+    n_groups, n_values = counts.shape
+    flat = counts.ravel()
+    values = np.repeat(np.tile(np.arange(n_values), n_groups), flat)
+    group = np.repeat(np.repeat(np.arange(n_groups), n_values), flat)
+    return values[np.argsort(group + rng.random(values.size), kind="stable")]
+
+
+@contextlib.contextmanager
+def diagnostics(tree: str, generator: str) -> Iterator[None]:
+    """Swap in the oracle tree and/or the shuffled generator for the block."""
+    saved = mst_module.private_kruskal, sampling_module._interleave
+    if tree == "oracle":
+        mst_module.private_kruskal = _oracle_kruskal
+    if generator == "shuffled":
+        sampling_module._interleave = _shuffled_groups
+    try:
+        yield
+    finally:
+        mst_module.private_kruskal, sampling_module._interleave = saved
+
+
+def subset_spread(train: pd.DataFrame, synthetic: pd.DataFrame, domain: dict,
+                  n_pairs: int) -> float:
+    """Standard deviation of the mean TVD over a random ``n_pairs`` subset of all pairs."""
+    pairs = random_pairs(list(train.columns), len(train.columns) ** 2)
+    per_pair = np.array([0.5 * np.abs(histogram(train, p, domain)
+                                      - histogram(synthetic, p, domain)).sum() for p in pairs])
+    finite = np.sqrt(max(0.0, 1.0 - n_pairs / len(pairs)))
+    return float(per_pair.std(ddof=1) / np.sqrt(n_pairs) * finite)
+
+
 def run_seed(seed: int, train: pd.DataFrame, domain: dict, truth: dict, pairs: list,
              args: argparse.Namespace) -> dict:
     """Fit, sample and score one seed."""
     synth = MSTSynthesizer(domain=domain, random_state=seed).set_params(**args.params)
-    cpu, wall = time.process_time(), time.perf_counter()
-    synth.fit(train, epsilon=args.epsilon, delta=args.delta)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    synthetic = synth.sample(len(train))
+    with diagnostics(args.tree, args.generator):
+        cpu, wall = time.process_time(), time.perf_counter()
+        synth.fit(train, epsilon=args.epsilon, delta=args.delta)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        synthetic = synth.sample(len(train))
     tree = [tuple(e) for e in synth.tree_edges_]
     tree_truth = {e: histogram(train, e, domain) for e in tree}
-    return {
+    row = {
         "seed": seed,
         "tvd": mean_tvd(truth, lambda p: histogram(synthetic, p, domain), pairs),
         "tvd_model": mean_tvd(truth, lambda p: synth.marginal(list(p)), pairs),
@@ -85,6 +146,9 @@ def run_seed(seed: int, train: pd.DataFrame, domain: dict, truth: dict, pairs: l
         "fit_wall_s": wall,
         "iterations": synth.estimation_info_["iterations"],
     }
+    if args.subset_spread:
+        row["sd_subset"] = subset_spread(train, synthetic, domain, len(pairs))
+    return row
 
 
 def _value(text: str):
@@ -110,6 +174,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--features", type=int, default=100)
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--tree", choices=["private", "oracle"], default="private")
+    parser.add_argument("--generator", choices=["ours", "shuffled"], default="ours")
+    parser.add_argument("--subset-spread", action="store_true")
     args = parser.parse_args(argv)
     args.params = {}
     for item in args.param:
