@@ -31,6 +31,9 @@ Diagnostics (not private; for locating where the error comes from):
 * ``--generator shuffled`` -- rows generated as private-pgm's reference
   does: in every parent group the rounded counts of the new attribute in a
   random order, instead of our low-variance interleaving;
+* ``--shares a,b,c`` -- the budget split between the 1-way measurements, the
+  selection and the tree's measurements in these proportions instead of
+  thirds (still the whole budget);
 * ``--subset-spread`` -- also scores the sample on every pair and prints
   the standard deviation of a random ``--n-pairs`` subset's mean
   (``sd_subset``): how far a figure measured on another random subset of
@@ -103,17 +106,21 @@ def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray
 
 
 @contextlib.contextmanager
-def diagnostics(tree: str, generator: str) -> Iterator[None]:
-    """Swap in the oracle tree and/or the shuffled generator for the block."""
-    saved = mst_module.private_kruskal, sampling_module._interleave
+def diagnostics(tree: str, generator: str,
+                shares: tuple[float, float, float] | None = None) -> Iterator[None]:
+    """Swap in the oracle tree, the shuffled generator and/or a budget split for the block."""
+    saved = mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares
     if tree == "oracle":
         mst_module.private_kruskal = _oracle_kruskal
     if generator == "shuffled":
         sampling_module._interleave = _shuffled_groups
+    if shares is not None:
+        mst_module.budget_shares = lambda selection, cliques: tuple(
+            s / sum(shares) for s in shares)
     try:
         yield
     finally:
-        mst_module.private_kruskal, sampling_module._interleave = saved
+        mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares = saved
 
 
 def subset_spread(train: pd.DataFrame, synthetic: pd.DataFrame, domain: dict,
@@ -130,7 +137,7 @@ def run_seed(seed: int, train: pd.DataFrame, domain: dict, truth: dict, pairs: l
              args: argparse.Namespace) -> dict:
     """Fit, sample and score one seed."""
     synth = MSTSynthesizer(domain=domain, random_state=seed).set_params(**args.params)
-    with diagnostics(args.tree, args.generator):
+    with diagnostics(args.tree, args.generator, args.shares):
         cpu, wall = time.process_time(), time.perf_counter()
         synth.fit(train, epsilon=args.epsilon, delta=args.delta)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -176,8 +183,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--tree", choices=["private", "oracle"], default="private")
     parser.add_argument("--generator", choices=["ours", "shuffled"], default="ours")
+    parser.add_argument("--shares", type=lambda text: tuple(float(v) for v in text.split(",")),
+                        default=None, metavar="A,B,C")
     parser.add_argument("--subset-spread", action="store_true")
     args = parser.parse_args(argv)
+    if args.shares is not None and (len(args.shares) != 3 or min(args.shares) <= 0):
+        parser.error("--shares takes three positive numbers, e.g. 1,0.5,1.5")
     args.params = {}
     for item in args.param:
         name, _, value = item.partition("=")

@@ -116,3 +116,18 @@ def test_shuffled_generator_keeps_every_groups_counts():
     with mst_wide.diagnostics("private", "shuffled"):
         assert sampling_module._interleave is mst_wide._shuffled_groups
     assert sampling_module._interleave is not mst_wide._shuffled_groups
+
+
+def test_shares_diagnostic_splits_the_budget_in_the_given_proportions(small):
+    frame, domain = small
+    synth = MSTSynthesizer(domain=domain, random_state=0)
+    with mst_wide.diagnostics("private", "ours", (1.0, 0.5, 1.5)):
+        synth.fit(frame, epsilon=1.0, delta=1e-9)
+    ledger = synth.privacy_ledger_
+    phases = {"1-way": 0.0, "spanning-tree": 0.0, "2-way": 0.0}
+    for entry in ledger.entries:
+        phase = next(k for k in phases if entry.target.startswith(k))
+        phases[phase] += entry.rho
+    assert list(phases.values()) == pytest.approx(
+        [ledger.rho_budget / 3, ledger.rho_budget / 6, ledger.rho_budget / 2], rel=1e-9)
+    assert mst_module.budget_shares(True, True) == pytest.approx((1 / 3,) * 3)
