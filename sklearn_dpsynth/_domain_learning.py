@@ -194,12 +194,28 @@ _LEVEL_SHARES = (0.5, 0.25, 0.25)
 #: The public penalty, in noise units of the bound selection (``2 / epsilon``),
 #: of a bound further out by the whole learned range (see :func:`_select_ends`).
 _RANGE_PRIOR = 50.0
+#: ... and of a bound further out by the whole learned range across the cells
+#: inward of its end cell (see :func:`_inward_limits`): a weaker pull, so that
+#: a thin tail is clipped only where its cells hold about ``1 / _ACROSS_PRIOR``
+#: of the rows per cell width the range holds on average.
+_ACROSS_PRIOR = 10.0
 #: Part of the third level's share spent on the sub-cell histogram (the rest
 #: on the selection of the bounds).
 _SUBCELL_HISTOGRAM_SHARE = 0.3
+#: Part of a float column's budget spent on the selection of its bounds, taken
+#: from its three histograms alike: its sub-cells (50 equal parts) are never
+#: cut one part per integer, so its selection only moves a bound past whole
+#: cells, and a noisier sub-cell histogram would narrow its ends past real
+#: mass more often (:func:`_narrowed`'s bar on the mass beyond rises with the noise).
+_FLOAT_SELECTION_SHARE = 0.05
 #: The selected end is used only for a column whose noisy number of values is
-#: at least this many of the selection's noise units.
-_SELECTION_ROWS = 50.0
+#: at least this many of the selection's noise units ...
+_SELECTION_ROWS = 20.0
+#: ... and pulled within its end cell by ``_RANGE_PRIOR`` (a lattice), not
+#: ``_ACROSS_PRIOR``, only for one holding this many, in a cell cut one part per
+#: integer: the pull then clips a part holding less than about
+#: ``1 / _LATTICE_ROWS`` of the rows.
+_LATTICE_ROWS = 50.0
 #: ... and only for an end whose cell's outward neighbour has a noisy count
 #: below this many noise standard deviations (no evidence that the data
 #: reaches past the cell, so that the selection does not clip a spread mass).
@@ -525,6 +541,13 @@ class _Range:
     total: float = 0.0  # the noisy number of present values (sum of the noisy blocks)
     # noisy counts of the cells just outside the low and high cells (0 past the grid)
     outside: tuple[float, float] = (0.0, 0.0)
+    # the innermost cells the selection of the bounds may move the low and the
+    # high bound to (:func:`_inward_limits`); the end cells themselves by default
+    limits: tuple[int, int] | None = None
+    # noisy counts of the blocks just outside the low and high cells' blocks
+    # (0 past the grid), and their noise standard deviation
+    outside_blocks: tuple[float, float] = (0.0, 0.0)
+    sigma_block: float = 0.0
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -654,7 +677,39 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
                float(cells[high_cell + 1]) if high_cell + 1 < cells.size else 0.0)
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
-                  outside=outside)
+                  outside=outside, limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]),
+                  outside_blocks=_outside_blocks(grid, blocks, low_cell, high_cell),
+                  sigma_block=sigmas[0])
+
+
+def _outside_blocks(grid: _Grid, blocks: np.ndarray, low_cell: int,
+                    high_cell: int) -> tuple[float, float]:
+    """Noisy counts of the block below the low cell's block and of the block
+    above the high cell's block (0 past the grid)."""
+    below, above = grid.block[low_cell] - 1, grid.block[high_cell] + 1
+    return (float(blocks[below]) if below >= 0 else 0.0,
+            float(blocks[above]) if above < blocks.size else 0.0)
+
+
+def _inward_limits(grid: _Grid, cells: np.ndarray, low_cell: int, high_cell: int,
+                   sigma: float) -> tuple[int, int]:
+    """The innermost cells the selection of the bounds may move each bound to.
+
+    From each end cell inward, within its block and short of the other end
+    cell: up to the first cell with evidence of mass (:func:`_first_above`
+    at ``_EVIDENCE_THRESHOLD``: its noisy count, or that of the cells
+    scanned so far, above two of its noise standard deviations ``sigma``).
+    Read from the noisy cell counts only.
+    """
+    low_run = grid.cells_of_block(grid.block[low_cell])
+    low_run = low_run[(low_run >= low_cell) & (low_run <= high_cell)]
+    high_run = grid.cells_of_block(grid.block[high_cell])
+    high_run = high_run[(high_run <= high_cell) & (high_run >= low_cell)][::-1]
+    limits = []
+    for run in (low_run, high_run):
+        first = _first_above(cells[run], sigma, _EVIDENCE_THRESHOLD)
+        limits.append(int(run[-1 if first is None else first]))
+    return limits[0], limits[1]
 
 
 def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
@@ -725,9 +780,18 @@ def _block_width(grid: _Grid, block: int) -> float:
 def _sub_grid(grid: _Grid, found: _Range,
               integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
     """The sub-cells of the outermost cells of ``found`` as one grid, and the
-    indices of its low cell's and high cell's sub-cells in that grid."""
+    indices of its low cell's and high cell's sub-cells in that grid.
+
+    The grid is also cut at the edges of the cells between each end cell and
+    its inward limit (``found.limits``, :func:`_inward_limits`): whole cells,
+    never measured by the sub-cell histogram, whose exact counts the
+    selection of the bounds reads (:func:`_end_candidates`).
+    """
     cells = sorted({found.low_cell, found.high_cell})
-    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells]))
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    between = np.concatenate([grid.left[found.low_cell + 1:low_limit + 1],
+                              grid.right[high_limit:found.high_cell]])
+    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells] + [between]))
     left = np.concatenate([[-np.inf], cuts])
     right = np.concatenate([cuts, [np.inf]])
 
@@ -737,27 +801,47 @@ def _sub_grid(grid: _Grid, found: _Range,
             inside(found.low_cell), inside(found.high_cell))
 
 
+def _end_candidates(grid: _Grid, found: _Range, sub: _Grid, low_part: np.ndarray,
+                    high_part: np.ndarray, integer: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Parts of ``sub`` whose left (low bound) or right (high bound) edges the
+    selection of the bounds chooses from: the edges of the cells from each
+    end cell inward up to its limit (``found.limits``), and the sub-cell
+    edges of the end cells of an ``integer`` column (a float column's only
+    the end cell's outer edge, where the histograms' bound lies)."""
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low = np.flatnonzero((sub.left >= grid.right[found.low_cell])
+                         & (sub.left <= grid.left[low_limit]))
+    high = np.flatnonzero((sub.right <= grid.left[found.high_cell])
+                          & (sub.right >= grid.right[high_limit]))
+    low_cell = low_part if integer else low_part[:1]
+    high_cell = high_part if integer else high_part[-1:]
+    return np.union1d(low_cell, low), np.union1d(high_cell, high)
+
+
 def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                     frame: pd.DataFrame) -> dict:
     """Bounds narrowed to sub-cells of the cells they end in: one more noisy
     histogram per column, of those sub-cells, narrowing a concentrated end as
-    :func:`_narrowed` does (one pass over an engine for every column).  An
-    integer column spends ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on
-    it and the rest on one exponential-mechanism selection of both ends among its sub-cell edges
-    (:func:`_select_ends`, on the same exact counts), which places an end the
-    histogram leaves at its cell's edge, or narrows one the histogram stops
-    beyond it (:func:`_selected_end`).  Every
-    column spends its releases, with signal or not, so that the ledger holds
-    the same entries (set by the dtypes) whatever the noise decided."""
+    :func:`_narrowed` does (one pass over an engine for every column).  A
+    numeric column (integer or float: a fact of the schema) spends
+    ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on it and the rest on one
+    exponential-mechanism selection of both ends among its sub-cell edges and
+    the cell edges inward of them (:func:`_select_ends`, on the same exact
+    counts), which moves an end inward past cells the histograms left empty,
+    or narrows one the histogram stops beyond the mass (:func:`_selected_end`);
+    a datetime column spends the whole level on the histogram.  Every column
+    spends its releases, with signal or not, so that the ledger holds the
+    same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
-    sigma_cell = budget.part(_LEVEL_SHARES[1]).sigma
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
-        integer = is_integer(frame[name])
-        histogram = _subcell_budget(budget, integer)
+        histogram = _subcell_budget(budget, frame[name])
+        selection = _selection_budget(budget, frame[name])
+        sigma_cell = _histograms_budget(budget, frame[name]).part(_LEVEL_SHARES[1]).sigma
         measured = np.union1d(low_part, high_part)
         noisy = np.zeros(sub.left.size)
         noisy[measured] = histogram.noisy_histogram(
@@ -766,57 +850,101 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                           False)
         last = _narrowed(noisy[high_part], histogram.sigma, out[name].high_count, sigma_cell,
                          True)
-        if integer:
-            selection = _selection_budget(budget)
-            width = max(out[name].high - out[name].low, 1.0)
-            selected = _select_ends(counts[name], low_part, high_part, sub, width, selection,
-                                    target=f"range of {name!r}: bounds")
-            # the more inward of the two ends (the histogram may stop a part
-            # beyond the mass)
-            reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in out[name].outside]
-            first = _inward(first, None if reaches[0] else _selected_end(
-                selected[0], sub, low_part, out[name].total, selection), max)
-            last = _inward(last, None if reaches[1] else _selected_end(
-                selected[1], sub, high_part, out[name].total, selection), min)
         low = out[name].low if first is None else sub.left[low_part[first]]
         high = out[name].high if last is None else sub.right[high_part[last]]
+        if selection is not None:
+            low, high = _with_selected_ends(name, low, high, grids[name], out[name], subs[name],
+                                            counts[name], selection,
+                                            sigma_cell, is_integer(frame[name]))
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
 
 
-def _inward(histogram_end: int | None, selected_end: int | None, pick) -> int | None:
-    """``pick`` (``max`` for a low end, ``min`` for a high end) of the ends given."""
-    ends = [end for end in (histogram_end, selected_end) if end is not None]
-    return pick(ends) if ends else None
+def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, found: _Range,
+                        parts: tuple, counts: np.ndarray, selection: _Budget,
+                        sigma_cell: float, integer: bool) -> tuple[float, float]:
+    """``(low, high)``, each moved to the selected end when that one is more
+    inward (the histogram may stop a part beyond the mass) and may be used
+    (:func:`_selected_end`); the selection is spent in every case."""
+    sub, low_part, high_part = parts
+    lattice = tuple(_is_lattice(sub, part, found.total, selection, integer)
+                    for part in (low_part, high_part))
+    low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
+                                                      integer)
+    width = max(found.high - found.low, 1.0 if integer else 0.0) or 1.0
+    chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
+                          target=f"range of {name!r}: bounds",
+                          cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
+                          priors=tuple(_RANGE_PRIOR if end else _ACROSS_PRIOR
+                                       for end in lattice))
+    reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in found.outside]
+    if not integer:  # a float column's thin tail may spread over the next block
+        reaches = [r or count > _TAIL_THRESHOLD * found.sigma_block
+                   for r, count in zip(reaches, found.outside_blocks)]
+    if not reaches[0] and _selected_end(found.total, selection):
+        low = max(low, sub.left[low_candidates[chosen[0]]])
+    if not reaches[1] and _selected_end(found.total, selection):
+        high = min(high, sub.right[high_candidates[chosen[1]]])
+    return low, high
 
 
-def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
-                  selection: _Budget) -> int | None:
-    """The selected end, when its cell is cut one part per integer and the
-    column's noisy number of values (the sum of its noisy blocks) is at least
-    ``_SELECTION_ROWS`` noise units of the selection (``2 / epsilon``): a
-    part the selection's pull towards the data clips then holds less than
-    about ``1 / _SELECTION_ROWS`` of the rows; else None."""
-    one_integer = bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
+def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
+                integer: bool) -> bool:
+    """Whether the selection chooses among the sub-cell edges of an end cell, with
+    the strong pull ``_RANGE_PRIOR``: a cell cut one part per integer (a
+    lattice such as days of the month, whose last value the pull finds) of a
+    column whose noisy number of values is at least ``_LATTICE_ROWS`` noise
+    units of the selection (a part the pull clips then holds less than about
+    ``1 / _LATTICE_ROWS`` of the rows).  Else the selection only moves the
+    bound inward past whole cells, pulled by ``_ACROSS_PRIOR``.  Reads the
+    learned cells and noisy counts only."""
+    one_integer = integer and bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
     unit = 2.0 / exponential_epsilon(selection.rho_per_column)
-    return chosen if one_integer and total >= _SELECTION_ROWS * unit else None
+    return one_integer and total >= _LATTICE_ROWS * unit
 
 
-def _subcell_budget(budget: _Budget, integer: bool) -> _Budget:
-    """The budget of a column's sub-cell histogram: the third level's share,
-    less the selection of the bounds for an integer column."""
-    return budget.part(_LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0))
+def _selected_end(total: float, selection: _Budget) -> bool:
+    """Whether a selected end is used: when the column's noisy number of values
+    (the sum of its noisy blocks) is at least ``_SELECTION_ROWS`` noise units
+    of the selection (``2 / epsilon``), so that a part the selection's pull
+    towards the data clips holds less than about ``1 / _SELECTION_ROWS`` of
+    the rows."""
+    unit = 2.0 / exponential_epsilon(selection.rho_per_column)
+    return total >= _SELECTION_ROWS * unit
 
 
-def _selection_budget(budget: _Budget) -> _Budget:
-    """The budget of an integer column's selection of its bounds."""
-    return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
+def _histograms_budget(budget: _Budget, series: pd.Series) -> _Budget:
+    """The budget of a numeric or datetime column's three histograms: its whole
+    share, less ``_FLOAT_SELECTION_SHARE`` for a float column (its selection of
+    the bounds; an integer column's comes out of the third level)."""
+    if column_kind(series) == "numeric" and not is_integer(series):
+        return budget.part(1 - _FLOAT_SELECTION_SHARE)
+    return budget
+
+
+def _subcell_budget(budget: _Budget, series: pd.Series) -> _Budget:
+    """The budget of a column's sub-cell histogram: the third level's share of
+    its histograms' budget, of which an integer column spends only
+    ``_SUBCELL_HISTOGRAM_SHARE`` (the rest on the selection of its bounds)."""
+    share = _SUBCELL_HISTOGRAM_SHARE if is_integer(series) else 1.0
+    return _histograms_budget(budget, series).part(_LEVEL_SHARES[2] * share)
+
+
+def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
+    """The budget of a numeric column's selection of its bounds (from its dtype
+    alone), None for a datetime column, which selects none."""
+    if column_kind(series) != "numeric":
+        return None
+    if is_integer(series):
+        return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
+    return budget.part(_FLOAT_SELECTION_SHARE)
 
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
-                 sub: _Grid, width: float, budget: _Budget,
-                 target: str) -> tuple[int, int]:
+                 sub: _Grid, width: float, budget: _Budget, target: str,
+                 cell_edges: tuple[float, float] | None = None,
+                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR)) -> tuple[int, int]:
     """The sub-cells (indices into ``low_part`` and ``high_part``) the bounds
     end in, chosen together by one exponential mechanism.
 
@@ -838,10 +966,17 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     """
     epsilon = exponential_epsilon(budget.rho_per_column)
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
-    per_value = _RANGE_PRIOR * 2.0 / epsilon / width  # penalty per unit of the column
+    unit = 2.0 / epsilon / width  # a noise unit per learned range
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
-    low_score = -(below[low_part] + (low_edges[-1] - low_edges) * per_value)
-    high_score = -(below[-1] - below[high_part + 1] + (high_edges - high_edges[0]) * per_value)
+    inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
+    low_score = -(below[low_part] + unit * _outward(inner_low - low_edges,
+                                                    low_edges[-1] - inner_low, priors[0]))
+    high_score = -(below[-1] - below[high_part + 1]
+                   + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
+                                     priors[1]))
+    if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
+        low_score -= 2.0 / epsilon * _shared_weight(low_edges < inner_low)
+        high_score -= 2.0 / epsilon * _shared_weight(high_edges > inner_high)
     pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
                                         indexing="ij")
     valid = low_edges[pairs_low] < high_edges[pairs_high]
@@ -850,6 +985,24 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
                                  rho=budget.rho_per_column, rng=budget.rng, target=target,
                                  sensitivity=1.0)
     return int(pairs_low[chosen]), int(pairs_high[chosen])
+
+
+def _shared_weight(in_cell: np.ndarray) -> np.ndarray:
+    """``log(m)`` for each of the ``m`` candidates inside the end cell, 0 for the
+    others: the selection's odds (``exp(score / noise unit)``) of the end
+    cell's ``m`` sub-cell edges add up to those of one cell edge, so that the
+    many sub-cells of an empty end cell do not outweigh the cells inward."""
+    return np.where(in_cell, math.log(max(int(in_cell.sum()), 1)), 0.0)
+
+
+def _outward(in_cell: np.ndarray, across: float, prior: float) -> np.ndarray:
+    """The selection's penalty, in noise units per learned range, of bounds lying
+    ``in_cell`` outward of their end cell's inner edge (negative: inward of it,
+    across cells): ``prior`` per range within the end cell, and
+    ``_ACROSS_PRIOR`` per range across the ``across`` (at least 0) of cells
+    inward of it."""
+    inside = np.maximum(in_cell, 0.0)
+    return prior * inside + _ACROSS_PRIOR * (np.minimum(in_cell, 0.0) + across)
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,
@@ -919,7 +1072,8 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
             {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
             continue
         grids[name] = _grid_of(series)
-        found[name] = _coarse_range(name, grids[name], budget, counts[name])
+        found[name] = _coarse_range(name, grids[name], _histograms_budget(budget, series),
+                                    counts[name])
         if not found[name].signal:
             no_signal.append(name)
     if no_signal and not lenient:

@@ -60,8 +60,9 @@ def test_neighbours_spend_the_same_entries(row):
     targets = [e.target for e in ledger_a.entries]
     levels = ("blocks", "cells", "sub-cells")
     for column in ("amount", "month", "year", "when"):
-        # an integer column also selects its bounds (a fact of its dtype)
-        selected = ("bounds",) if column in ("month", "year") else ()
+        # a numeric column, integer or float, also selects its bounds (a fact of
+        # its dtype); a datetime column does not
+        selected = ("bounds",) if column != "when" else ()
         assert [t for t in targets if t.startswith(f"range of {column!r}")] == \
             [f"range of {column!r}: {level}" for level in levels + selected]
     assert domain_a.columns == domain_b.columns
@@ -87,13 +88,19 @@ def test_neighbours_of_a_lattice_spend_the_same_entries(row):
 def test_whole_valued_float_column_is_not_integer_in_the_ledger():
     """Integer or not is the dtype's word, never the values': a float column
     holding whole numbers only, and its neighbour with one more row holding
-    a fraction, spend the same entries, with no selection of bounds."""
+    a fraction, spend the same entries (one selection of the bounds, as every
+    numeric column), and so does the same column as integers: the ledger
+    depends on the kind (numeric), not on the values or on integer or float."""
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"count": rng.integers(0, 40, 3000).astype(float)})
     neighbour = pd.concat([frame, pd.DataFrame({"count": [2.5]})], ignore_index=True)
+    as_integers = frame.astype("int64")
     (domain_a, ledger_a), (domain_b, ledger_b) = _learn(frame), _learn(neighbour)
-    assert _entries(ledger_a) == _entries(ledger_b)
-    assert not any(e.target.endswith(": bounds") for e in ledger_a.entries)
+    _, ledger_int = _learn(as_integers)
+    assert _entries(ledger_a) == _entries(ledger_b) == _entries(ledger_int)
+    bounds = [e for e in ledger_a.entries if e.target.endswith(": bounds")]
+    assert [(e.target, e.mechanism, e.sensitivity) for e in bounds] == [
+        ("range of 'count': bounds", "exponential", 1.0)]
     assert not domain_a["count"].integer and not domain_b["count"].integer
 
 
@@ -262,23 +269,34 @@ class _RecordingShare:
         return 0
 
 
-@pytest.mark.parametrize("same_cell", [False, True])
-def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell):
+@pytest.mark.parametrize("same_cell, across, integer", [
+    (False, False, True), (True, False, True), (False, True, True), (False, True, False)])
+def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell, across,
+                                                                      integer):
     """The selection's scores (clipped rows plus a public penalty) of D and of
     every D' one row apart differ by at most 1 for every candidate pair, the
-    sensitivity it is charged for, also when both ends lie in one cell (a row
-    is never below the low bound and above the high one)."""
+    sensitivity it is charged for: also when both ends lie in one cell (a row
+    is never below the low bound and above the high one), and when the
+    candidates run inward across whole cells (``across``), for an integer or
+    a float column."""
     grid = _domain_learning._numeric_grid()
     cells = grid.cell_of(np.array([305.0, 305.0 if same_cell else 25.0]))
-    found = _domain_learning._Range(0.0, 0.0, int(cells[1]), int(cells[0]), 0.0, 0.0)
-    sub, low_part, high_part = _domain_learning._sub_grid(grid, found, integer=True)
+    limits = (int(cells[1]) + 3, int(cells[0]) - 2) if across else None
+    found = _domain_learning._Range(0.0, 0.0, int(cells[1]), int(cells[0]), 0.0, 0.0,
+                                    limits=limits)
+    sub, low_part, high_part = _domain_learning._sub_grid(grid, found, integer=integer)
+    low_candidates, high_candidates = _domain_learning._end_candidates(
+        grid, found, sub, low_part, high_part)
+    assert (low_candidates.size > low_part.size) == across
     counts = np.random.default_rng(0).integers(0, 4, sub.left.size).astype(float)
     budget = _domain_learning._Budget(_RecordingShare(), np.random.default_rng(0), 1e-4, 1e-9)
+    edges = (grid.right[found.low_cell], grid.left[found.high_cell]) if across else None
 
     def scores(table_counts):
         budget.share.scores.clear()
-        _domain_learning._select_ends(table_counts, low_part, high_part, sub, 400.0, budget,
-                                      target="t")
+        _domain_learning._select_ends(table_counts, low_candidates, high_candidates, sub,
+                                      400.0, budget, target="t", cell_edges=edges,
+                                      priors=(50.0, 10.0))
         return budget.share.scores[0]
 
     reference = scores(counts)
