@@ -49,28 +49,49 @@ Three ways to get a column's domain, in order of preference:
         stays that of 50).  Every ranged column spends this third
         histogram, with signal or not, so that the ledger's entries never
         depend on the noise.  An integer column spends only 30% of the third
-        level's share on it and 70% on
+        level's share on it and 70% on the selection below; a float column
+        spends ``_FLOAT_SELECTION_SHARE`` (5%) of its whole share on the
+        selection and the rest on its three histograms, in the same
+        proportions (a noisier sub-cell histogram would narrow its ends past
+        real mass more often); a datetime column selects nothing;
      4. the **selection of its bounds** (:func:`_select_ends`): one
-        exponential mechanism (sensitivity 1) picks the pair of sub-cell
-        edges of its two end cells that clips the fewest rows, less a public
-        penalty of ``_RANGE_PRIOR`` noise units per learned range of
-        distance outward, so that among the bounds clipping nothing the one
-        nearest the data wins (odds about ``exp(-50 f)`` for ``f`` of the
-        range beyond the last value).  It places an end the sub-cell
-        histogram left at its cell's edge, when the cell is cut one part per
-        integer and the column's noisy number of values is at least
-        ``_SELECTION_ROWS`` (50) noise units of the selection: a lattice
-        such as wind directions in tens or days of the month, whose
-        per-integer counts are below the histogram's bar, ends at its last
-        value (or, when the value beyond the penalty is thin, one lattice
-        step inside: the last values are clipped into the range, never
-        widened past it); of an end narrowed by the histogram too (which
-        may stop one part beyond the mass) the more inward one is kept.  An
-        end whose cell's outward neighbour has a noisy count above
-        ``_OUTSIDE_EVIDENCE`` (2) noise standard deviations keeps the
-        histograms' end: the data may reach past the cell, a spread mass
-        the selection's penalty would clip.  Every integer column spends it,
-        used or not.
+        exponential mechanism (sensitivity 1) per numeric column, integer or
+        float (a fact of the dtype: the ledger never depends on the values),
+        picks the pair of bounds that clips the fewest rows, less a public
+        penalty per learned range of distance outward.  Its candidates
+        (:func:`_end_candidates`) are, for each end, the edges of the cells
+        from the end cell inward through the *quiet* cells of its block
+        (:func:`_inward_limits`: up to the first cell whose noisy count, or
+        that of the cells scanned so far, exceeds two noise standard
+        deviations), and for an integer column the sub-cell edges of its end
+        cells.  A heavy tail whose histograms kept a block's edge a decade
+        past the data (delays up to 500 minutes learned up to 1,000, flight
+        numbers up to 6,177 up to 10,000) then ends at the last cells that
+        hold rows.  The penalty is ``_ACROSS_PRIOR`` (10) noise units per
+        learned range across cells, so that a thin tail is clipped only
+        where its cells hold much less than the range's average, and among
+        the bounds clipping nothing the one nearest the data wins; within an
+        integer end cell cut one part per integer of a column whose noisy
+        number of values is at least ``_LATTICE_ROWS`` (50) noise units of
+        the selection it is ``_RANGE_PRIOR`` (50) (odds about ``exp(-50 f)``
+        for ``f`` of the range beyond the last value): a lattice such as
+        wind directions in tens or days of the month, whose per-integer
+        counts are below the histogram's bar, ends at its last value (or,
+        when the value beyond the penalty is thin, one lattice step inside:
+        the last values are clipped into the range, never widened past it).
+        The ``m`` sub-cell candidates of an end cell share the odds of one
+        cell edge (``log m`` more penalty each).  The selected end is used
+        when the column's noisy number of values is at least
+        ``_SELECTION_ROWS`` (20) noise units of the selection; of an end
+        narrowed by the histogram too (which may stop one part beyond the
+        mass) the more inward one is kept.  An end whose cell's outward
+        neighbour has a noisy count above ``_OUTSIDE_EVIDENCE`` (2) noise
+        standard deviations keeps the histograms' end (the data may reach
+        past the cell, a spread mass the selection's penalty would clip), and
+        so does a float column's end when the next block outward has a noisy
+        count above one of its noise standard deviations (a lognormal's top
+        percent spread over a decade).  Every numeric column spends it, used
+        or not.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -192,34 +213,35 @@ _EVIDENCE_WIDTH = 0.05
 _LEVEL_SHARES = (0.5, 0.25, 0.25)
 
 #: The public penalty, in noise units of the bound selection (``2 / epsilon``),
-#: of a bound further out by the whole learned range (see :func:`_select_ends`).
+#: of a bound further out by the whole learned range within a lattice's end
+#: cell (see :func:`_select_ends` and :func:`_is_lattice`) ...
 _RANGE_PRIOR = 50.0
-#: ... and of a bound further out by the whole learned range across the cells
-#: inward of its end cell (see :func:`_inward_limits`): a weaker pull, so that
-#: a thin tail is clipped only where its cells hold about ``1 / _ACROSS_PRIOR``
-#: of the rows per cell width the range holds on average.
+#: ... and elsewhere (across the cells inward of an end cell, see
+#: :func:`_inward_limits`, and within a float or non-lattice end cell): a
+#: weaker pull, so that a stretch of cells is clipped only when it holds fewer
+#: rows than this many noise units times its share of the learned range.
 _ACROSS_PRIOR = 10.0
-#: Part of the third level's share spent on the sub-cell histogram (the rest
-#: on the selection of the bounds).
+#: Part of the third level's share an integer column spends on the sub-cell
+#: histogram (the rest on the selection of the bounds).
 _SUBCELL_HISTOGRAM_SHARE = 0.3
 #: Part of a float column's budget spent on the selection of its bounds, taken
-#: from its three histograms alike: its sub-cells (50 equal parts) are never
-#: cut one part per integer, so its selection only moves a bound past whole
-#: cells, and a noisier sub-cell histogram would narrow its ends past real
-#: mass more often (:func:`_narrowed`'s bar on the mass beyond rises with the noise).
+#: from its three histograms alike: its sub-cells (50 equal parts) are not
+#: candidates, so its selection only moves a bound past whole cells, and a
+#: noisier sub-cell histogram would narrow its ends past real mass more often
+#: (:func:`_narrowed`'s bar on the mass beyond rises with the noise).
 _FLOAT_SELECTION_SHARE = 0.05
 #: The selected end is used only for a column whose noisy number of values is
 #: at least this many of the selection's noise units ...
 _SELECTION_ROWS = 20.0
-#: ... and pulled within its end cell by ``_RANGE_PRIOR`` (a lattice), not
-#: ``_ACROSS_PRIOR``, only for one holding this many, in a cell cut one part per
-#: integer: the pull then clips a part holding less than about
-#: ``1 / _LATTICE_ROWS`` of the rows.
-_LATTICE_ROWS = 50.0
 #: ... and only for an end whose cell's outward neighbour has a noisy count
 #: below this many noise standard deviations (no evidence that the data
 #: reaches past the cell, so that the selection does not clip a spread mass).
 _OUTSIDE_EVIDENCE = 2.0
+#: An integer end cell cut one part per integer is a lattice, pulled by
+#: ``_RANGE_PRIOR``, in a column holding at least this many noise units of the
+#: selection: the pull then clips a part holding less than about
+#: ``1 / _LATTICE_ROWS`` of the rows.
+_LATTICE_ROWS = 50.0
 
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
@@ -677,7 +699,8 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
                float(cells[high_cell + 1]) if high_cell + 1 < cells.size else 0.0)
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
-                  outside=outside, limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]),
+                  outside=outside,
+                  limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]),
                   outside_blocks=_outside_blocks(grid, blocks, low_cell, high_cell),
                   sigma_block=sigmas[0])
 
@@ -945,24 +968,34 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
                  sub: _Grid, width: float, budget: _Budget, target: str,
                  cell_edges: tuple[float, float] | None = None,
                  priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR)) -> tuple[int, int]:
-    """The sub-cells (indices into ``low_part`` and ``high_part``) the bounds
-    end in, chosen together by one exponential mechanism.
+    """The candidates (indices into ``low_part`` and ``high_part``) the bounds
+    end at, chosen together by one exponential mechanism.
 
-    A candidate is a pair: a low bound at the left edge of a sub-cell of the
-    low cell and a high bound at the right edge of one of the high cell, the
-    first below the second.  Its score is minus the rows it clips (exact
-    counts below the low bound and from the high bound on) minus a public
-    penalty: ``_RANGE_PRIOR`` noise units (``2 / epsilon``, nats of the
-    mechanism's odds) per ``width`` (the learned range before the
-    sub-cells, from noisy counts only) that each bound lies outward of its
-    cell's inner end.  Among bounds that clip the same rows (every empty
-    sub-cell beyond the data) the one nearest the data wins: a bound lies
-    ``f * width`` beyond the last value with odds about
-    ``exp(-_RANGE_PRIOR * f)``; it moves outward past a gap only when the
-    rows beyond outweigh the gap's penalty.  Adding or removing a row
-    changes the clipped count of every candidate by at most 1 (a row lies
-    below the low bound or above the high one, never both), so the
-    sensitivity is 1; the penalty does not depend on the data.
+    ``low_part`` and ``high_part`` index parts of ``sub`` (:func:`_end_candidates`):
+    sub-cells of the end cells and whole cells inward of them.  A candidate
+    is a pair: a low bound at the left edge of a low part and a high bound
+    at the right edge of a high part, the first below the second.  Its score
+    is minus the rows it clips (exact counts below the low bound and from the
+    high bound on) minus a public penalty, in noise units ``2 / epsilon``
+    (nats of the mechanism's odds) per ``width`` (the learned range before
+    the sub-cells, from noisy counts only) of distance outward: ``priors``
+    (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
+    inward of ``cell_edges`` (the end cells' inner edges; without them the
+    innermost candidates), and ``log m`` more for each of the ``m``
+    candidates inside an end cell (:func:`_shared_weight`).  Among bounds
+    that clip the same rows (every empty part beyond the data) the one
+    nearest the data wins: a bound lies ``f * width`` beyond the last value
+    with odds about ``exp(-prior * f)``; it moves outward past a gap only
+    when the rows beyond outweigh the gap's penalty.
+
+    Privacy: adding or removing a row changes the clipped count of every
+    candidate by at most 1 (a row lies below the low bound or above the high
+    one, never both), so the score's sensitivity is 1; the penalty, the
+    candidates and ``width`` are read from the public grid and the noisy
+    counts already released (post-processing), never from the exact
+    counts; the mechanism is charged in the ledger at its zCDP cost
+    (:func:`~sklearn_dpsynth.privacy.exponential_epsilon`), whatever it
+    picks and whether its pick is used.
     """
     epsilon = exponential_epsilon(budget.rho_per_column)
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
