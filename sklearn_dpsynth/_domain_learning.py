@@ -49,26 +49,25 @@ Three ways to get a column's domain, in order of preference:
         stays that of 50).  Every ranged column spends this third
         histogram, with signal or not, so that the ledger's entries never
         depend on the noise.  An integer column spends only 30% of the third
-        level's share on it and 70% on the selection below; a float column
-        spends ``_FLOAT_SELECTION_SHARE`` (5%) of its whole share on the
-        selection and the rest on its three histograms, in the same
-        proportions (a noisier sub-cell histogram would narrow its ends past
-        real mass more often); a datetime column selects nothing;
+        level's share on it and 70% on
      4. the **selection of its bounds** (:func:`_select_ends`): one
-        exponential mechanism (sensitivity 1) per numeric column, integer or
-        float (a fact of the dtype: the ledger never depends on the values),
-        picks the pair of bounds that clips the fewest rows, less a public
+        exponential mechanism (sensitivity 1) per integer column (a fact of
+        the dtype: the ledger never depends on the values) picks the pair of
+        bounds that clips the fewest rows, less a public
         penalty per learned range of distance outward.  Its candidates
         (:func:`_end_candidates`) are, for each end, the edges of the cells
         from the end cell inward through the *quiet* cells of its block
         (:func:`_inward_limits`: up to the first cell whose noisy count, or
         that of the cells scanned so far, exceeds two noise standard
-        deviations), and for an integer column the sub-cell edges of its end
-        cells.  A heavy tail whose histograms kept a block's edge a decade
+        deviations), and the sub-cell edges of an end cell that is a lattice
+        (below) or is cut in parts wider than one (a cell of more than 500
+        integers).  A heavy tail whose histograms kept a block's edge a decade
         past the data (delays up to 500 minutes learned up to 1,000, flight
         numbers up to 6,177 up to 10,000) then ends at the last cells that
-        hold rows.  The penalty is ``_ACROSS_PRIOR`` (10) noise units per
-        learned range across cells, so that a thin tail is clipped only
+        hold rows (the shipped flights table, whose whole-valued columns a
+        CSV gives as integers).  The penalty is ``_ACROSS_PRIOR`` (10) noise
+        units per learned range across cells and within an end cell that is
+        not a lattice, so that a thin tail is clipped only
         where its cells hold much less than the range's average, and among
         the bounds clipping nothing the one nearest the data wins; within an
         integer end cell cut one part per integer of a column whose noisy
@@ -87,11 +86,14 @@ Three ways to get a column's domain, in order of preference:
         mass) the more inward one is kept.  An end whose cell's outward
         neighbour has a noisy count above ``_OUTSIDE_EVIDENCE`` (2) noise
         standard deviations keeps the histograms' end (the data may reach
-        past the cell, a spread mass the selection's penalty would clip), and
-        so does a float column's end when the next block outward has a noisy
-        count above one of its noise standard deviations (a lognormal's top
-        percent spread over a decade).  Every numeric column spends it, used
-        or not.
+        past the cell, a spread mass the selection's penalty would clip).
+        Every integer column spends it, used or not.  A float column selects
+        nothing: at 5% of its share (taken from its histograms) the
+        selection's noise unit was about as large as a cell's noise, so it
+        could not tell a thin tail from empty cells -- it clipped a
+        lognormal's top percents and a uniform column's last cell -- and
+        the noisier histograms narrowed ends past real mass; its heavy tail
+        may still end at a decade edge past the data.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -217,19 +219,13 @@ _LEVEL_SHARES = (0.5, 0.25, 0.25)
 #: cell (see :func:`_select_ends` and :func:`_is_lattice`) ...
 _RANGE_PRIOR = 50.0
 #: ... and elsewhere (across the cells inward of an end cell, see
-#: :func:`_inward_limits`, and within a float or non-lattice end cell): a
+#: :func:`_inward_limits`, and within a non-lattice end cell): a
 #: weaker pull, so that a stretch of cells is clipped only when it holds fewer
 #: rows than this many noise units times its share of the learned range.
 _ACROSS_PRIOR = 10.0
 #: Part of the third level's share an integer column spends on the sub-cell
 #: histogram (the rest on the selection of the bounds).
 _SUBCELL_HISTOGRAM_SHARE = 0.3
-#: Part of a float column's budget spent on the selection of its bounds, taken
-#: from its three histograms alike: its sub-cells (50 equal parts) are not
-#: candidates, so its selection only moves a bound past whole cells, and a
-#: noisier sub-cell histogram would narrow its ends past real mass more often
-#: (:func:`_narrowed`'s bar on the mass beyond rises with the noise).
-_FLOAT_SELECTION_SHARE = 0.05
 #: The selected end is used only for a column whose noisy number of values is
 #: at least this many of the selection's noise units ...
 _SELECTION_ROWS = 20.0
@@ -566,10 +562,6 @@ class _Range:
     # the innermost cells the selection of the bounds may move the low and the
     # high bound to (:func:`_inward_limits`); the end cells themselves by default
     limits: tuple[int, int] | None = None
-    # noisy counts of the blocks just outside the low and high cells' blocks
-    # (0 past the grid), and their noise standard deviation
-    outside_blocks: tuple[float, float] = (0.0, 0.0)
-    sigma_block: float = 0.0
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -700,18 +692,7 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
                   outside=outside,
-                  limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]),
-                  outside_blocks=_outside_blocks(grid, blocks, low_cell, high_cell),
-                  sigma_block=sigmas[0])
-
-
-def _outside_blocks(grid: _Grid, blocks: np.ndarray, low_cell: int,
-                    high_cell: int) -> tuple[float, float]:
-    """Noisy counts of the block below the low cell's block and of the block
-    above the high cell's block (0 past the grid)."""
-    below, above = grid.block[low_cell] - 1, grid.block[high_cell] + 1
-    return (float(blocks[below]) if below >= 0 else 0.0,
-            float(blocks[above]) if above < blocks.size else 0.0)
+                  limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]))
 
 
 def _inward_limits(grid: _Grid, cells: np.ndarray, low_cell: int, high_cell: int,
@@ -825,20 +806,20 @@ def _sub_grid(grid: _Grid, found: _Range,
 
 
 def _end_candidates(grid: _Grid, found: _Range, sub: _Grid, low_part: np.ndarray,
-                    high_part: np.ndarray, integer: bool = True
+                    high_part: np.ndarray, lattice: tuple[bool, bool] = (True, True)
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Parts of ``sub`` whose left (low bound) or right (high bound) edges the
     selection of the bounds chooses from: the edges of the cells from each
     end cell inward up to its limit (``found.limits``), and the sub-cell
-    edges of the end cells of an ``integer`` column (a float column's only
-    the end cell's outer edge, where the histograms' bound lies)."""
+    edges of an end cell that is a ``lattice`` (:func:`_is_lattice`; of
+    another only its outer edge, where the histograms' bound lies)."""
     low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
     low = np.flatnonzero((sub.left >= grid.right[found.low_cell])
                          & (sub.left <= grid.left[low_limit]))
     high = np.flatnonzero((sub.right <= grid.left[found.high_cell])
                           & (sub.right >= grid.right[high_limit]))
-    low_cell = low_part if integer else low_part[:1]
-    high_cell = high_part if integer else high_part[-1:]
+    low_cell = low_part if lattice[0] else low_part[:1]
+    high_cell = high_part if lattice[1] else high_part[-1:]
     return np.union1d(low_cell, low), np.union1d(high_cell, high)
 
 
@@ -846,25 +827,26 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                     frame: pd.DataFrame) -> dict:
     """Bounds narrowed to sub-cells of the cells they end in: one more noisy
     histogram per column, of those sub-cells, narrowing a concentrated end as
-    :func:`_narrowed` does (one pass over an engine for every column).  A
-    numeric column (integer or float: a fact of the schema) spends
-    ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on it and the rest on one
-    exponential-mechanism selection of both ends among its sub-cell edges and
-    the cell edges inward of them (:func:`_select_ends`, on the same exact
-    counts), which moves an end inward past cells the histograms left empty,
-    or narrows one the histogram stops beyond the mass (:func:`_selected_end`);
-    a datetime column spends the whole level on the histogram.  Every column
+    :func:`_narrowed` does (one pass over an engine for every column).  An
+    integer column (a fact of the schema) spends ``_SUBCELL_HISTOGRAM_SHARE``
+    (30%) of that level on it and the rest on one exponential-mechanism
+    selection of both ends among the cell edges inward of its end cells and,
+    for some end cells, their sub-cell edges (:func:`_select_ends`, on the
+    same exact counts), which moves an end inward past cells the histograms
+    left quiet, or narrows one the histogram stops beyond the mass
+    (:func:`_with_selected_ends`); a float or datetime column spends the
+    whole level on the histogram.  Every column
     spends its releases, with signal or not, so that the ledger holds the
     same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
+    sigma_cell = budget.part(_LEVEL_SHARES[1]).sigma
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
         histogram = _subcell_budget(budget, frame[name])
         selection = _selection_budget(budget, frame[name])
-        sigma_cell = _histograms_budget(budget, frame[name]).part(_LEVEL_SHARES[1]).sigma
         measured = np.union1d(low_part, high_part)
         noisy = np.zeros(sub.left.size)
         noisy[measured] = histogram.noisy_histogram(
@@ -893,8 +875,10 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     sub, low_part, high_part = parts
     lattice = tuple(_is_lattice(sub, part, found.total, selection, integer)
                     for part in (low_part, high_part))
+    in_cell = tuple(end or (integer and _coarse_parts(sub, part))
+                    for end, part in zip(lattice, (low_part, high_part)))
     low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
-                                                      integer)
+                                                      in_cell)
     width = max(found.high - found.low, 1.0 if integer else 0.0) or 1.0
     chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
                           target=f"range of {name!r}: bounds",
@@ -902,14 +886,17 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
                           priors=tuple(_RANGE_PRIOR if end else _ACROSS_PRIOR
                                        for end in lattice))
     reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in found.outside]
-    if not integer:  # a float column's thin tail may spread over the next block
-        reaches = [r or count > _TAIL_THRESHOLD * found.sigma_block
-                   for r, count in zip(reaches, found.outside_blocks)]
     if not reaches[0] and _selected_end(found.total, selection):
         low = max(low, sub.left[low_candidates[chosen[0]]])
     if not reaches[1] and _selected_end(found.total, selection):
         high = min(high, sub.right[high_candidates[chosen[1]]])
     return low, high
+
+
+def _coarse_parts(sub: _Grid, parts: np.ndarray) -> bool:
+    """Whether an end cell's parts are wider than one (an integer cell holding
+    more than ``_INTEGER_SUBCELLS`` integers, cut in 50 parts)."""
+    return bool(np.all(sub.right[parts] - sub.left[parts] > 1))
 
 
 def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
@@ -937,31 +924,20 @@ def _selected_end(total: float, selection: _Budget) -> bool:
     return total >= _SELECTION_ROWS * unit
 
 
-def _histograms_budget(budget: _Budget, series: pd.Series) -> _Budget:
-    """The budget of a numeric or datetime column's three histograms: its whole
-    share, less ``_FLOAT_SELECTION_SHARE`` for a float column (its selection of
-    the bounds; an integer column's comes out of the third level)."""
-    if column_kind(series) == "numeric" and not is_integer(series):
-        return budget.part(1 - _FLOAT_SELECTION_SHARE)
-    return budget
-
-
 def _subcell_budget(budget: _Budget, series: pd.Series) -> _Budget:
-    """The budget of a column's sub-cell histogram: the third level's share of
-    its histograms' budget, of which an integer column spends only
-    ``_SUBCELL_HISTOGRAM_SHARE`` (the rest on the selection of its bounds)."""
-    share = _SUBCELL_HISTOGRAM_SHARE if is_integer(series) else 1.0
-    return _histograms_budget(budget, series).part(_LEVEL_SHARES[2] * share)
+    """The budget of a column's sub-cell histogram: the third level's share, of
+    which an integer column spends only ``_SUBCELL_HISTOGRAM_SHARE`` (the rest
+    on the selection of its bounds)."""
+    return budget.part(_LEVEL_SHARES[2]
+                       * (_SUBCELL_HISTOGRAM_SHARE if is_integer(series) else 1.0))
 
 
 def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
-    """The budget of a numeric column's selection of its bounds (from its dtype
-    alone), None for a datetime column, which selects none."""
-    if column_kind(series) != "numeric":
+    """The budget of an integer column's selection of its bounds (from its dtype
+    alone); None for a float or datetime column, which selects none."""
+    if not is_integer(series):
         return None
-    if is_integer(series):
-        return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
-    return budget.part(_FLOAT_SELECTION_SHARE)
+    return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
 
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
@@ -1105,8 +1081,7 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
             {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
             continue
         grids[name] = _grid_of(series)
-        found[name] = _coarse_range(name, grids[name], _histograms_budget(budget, series),
-                                    counts[name])
+        found[name] = _coarse_range(name, grids[name], budget, counts[name])
         if not found[name].signal:
             no_signal.append(name)
     if no_signal and not lenient:

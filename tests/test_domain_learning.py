@@ -60,9 +60,8 @@ def test_neighbours_spend_the_same_entries(row):
     targets = [e.target for e in ledger_a.entries]
     levels = ("blocks", "cells", "sub-cells")
     for column in ("amount", "month", "year", "when"):
-        # a numeric column, integer or float, also selects its bounds (a fact of
-        # its dtype); a datetime column does not
-        selected = ("bounds",) if column != "when" else ()
+        # an integer column also selects its bounds (a fact of its dtype)
+        selected = ("bounds",) if column in ("month", "year") else ()
         assert [t for t in targets if t.startswith(f"range of {column!r}")] == \
             [f"range of {column!r}: {level}" for level in levels + selected]
     assert domain_a.columns == domain_b.columns
@@ -88,22 +87,18 @@ def test_neighbours_of_a_lattice_spend_the_same_entries(row):
 def test_whole_valued_float_column_is_not_integer_in_the_ledger():
     """Integer or not is the dtype's word, never the values': a float column
     holding whole numbers only, and its neighbour with one more row holding
-    a fraction, spend the same entries (one selection of the bounds, as every
-    numeric column); the same column as integers spends the same releases
-    (targets and mechanisms), their costs split by the dtype."""
+    a fraction, spend the same entries, with no selection of bounds; the same
+    column as integers spends one (the dtype decides, not the values)."""
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"count": rng.integers(0, 40, 3000).astype(float)})
     neighbour = pd.concat([frame, pd.DataFrame({"count": [2.5]})], ignore_index=True)
-    as_integers = frame.astype("int64")
     (domain_a, ledger_a), (domain_b, ledger_b) = _learn(frame), _learn(neighbour)
-    _, ledger_int = _learn(as_integers)
     assert _entries(ledger_a) == _entries(ledger_b)
-    assert [(e.target, e.mechanism) for e in ledger_a.entries] == \
-        [(e.target, e.mechanism) for e in ledger_int.entries]
-    bounds = [e for e in ledger_a.entries if e.target.endswith(": bounds")]
-    assert [(e.target, e.mechanism, e.sensitivity) for e in bounds] == [
-        ("range of 'count': bounds", "exponential", 1.0)]
+    assert not any(e.target.endswith(": bounds") for e in ledger_a.entries)
     assert not domain_a["count"].integer and not domain_b["count"].integer
+    _, ledger_int = _learn(frame.astype("int64"))
+    assert [e.target for e in ledger_int.entries if e.target.endswith(": bounds")] == [
+        "range of 'count': bounds"]
 
 
 def _delay_table(n=5000, seed=3):
@@ -120,8 +115,8 @@ def test_neighbours_of_a_heavy_tail_spend_the_same_entries(change):
     """D and D' one row apart, the same noise, at the row the selection of the
     bounds reads most (the largest delay, or a new one a thousand times
     larger): the same ledger entries (one exponential mechanism of
-    sensitivity 1 per numeric column, float or integer), the same schema
-    (kinds, integer and missing flags) and the same dtypes sampled."""
+    sensitivity 1 for the integer column, none for the float one), the same
+    schema (kinds, integer and missing flags) and the same dtypes sampled."""
     frame = _delay_table()
     if change == "drop the largest":
         neighbour = frame.drop(index=int(frame["delay"].idxmax())).reset_index(drop=True)
@@ -132,7 +127,6 @@ def test_neighbours_of_a_heavy_tail_spend_the_same_entries(change):
     assert _entries(ledger_a) == _entries(ledger_b)
     bounds = [e for e in ledger_a.entries if e.target.endswith(": bounds")]
     assert [(e.target, e.mechanism, e.sensitivity) for e in bounds] == [
-        ("range of 'delay': bounds", "exponential", 1.0),
         ("range of 'minutes': bounds", "exponential", 1.0)]
     for column in frame.columns:
         a, b = domain_a[column], domain_b[column]
@@ -261,11 +255,9 @@ def test_the_refusal_reads_only_the_noisy_counts(monkeypatch):
 # -------------------------------------------------------------- fidelity
 def test_lognormal_bounds_hold_the_2nd_to_98th_percentiles_and_stay_near_the_data():
     """5,000 lognormal values, 30 noise draws: the learned bounds hold the 2nd to
-    98th percentiles in at least 70% of the draws (measured 24/30; 27/30 before
-    the float selection of the bounds, which clips a little more of the thin
-    top tail), and 93% of the rows in every one; they stay within a decade of
-    the data, the upper one within the largest value plus 5% of the range in
-    at least 90% of the draws (measured 30/30, 26/30 before: a thin top
+    98th percentiles in at least 90% of the draws, and 93% of the rows in every
+    one; they stay within a decade of the data, the upper one within the
+    largest value plus 5% of the range in at least 80% of the draws (a thin top
     percent below the noise is clipped rather than the range widened to the
     next decade), and get log-spaced bins."""
     held = near = 0
@@ -279,34 +271,28 @@ def test_lognormal_bounds_hold_the_2nd_to_98th_percentiles_and_stay_near_the_dat
         assert low >= 10 and high <= 1e6, seed
         steps = np.diff(np.log(domain["x"].edges))
         assert np.allclose(steps, steps[0]) and steps.size >= 32
-    assert held >= 21 and near >= 27
+    assert held >= 27 and near >= 24
 
 
-@pytest.mark.parametrize("column, near_at_least, inside_mean, inside_min", [
-    ("delay", 23, 0.985, 0.975), ("minutes", 27, 0.97, 0.92)])
-def test_a_tail_ending_inside_a_decade_is_not_widened_to_its_edge(column, near_at_least,
-                                                                 inside_mean, inside_min):
-    """5,000 delays (the largest 290-420 minutes), 30 noise draws: both learned
-    bounds lie inside the real range widened by 5% of its width on each side
-    (issue 23's criterion for synthetic values) in at least ``near_at_least``
-    draws (measured: 25/30 as floats, 29/30 as whole minutes; 22/30 and 22/30
-    before the selection of the bounds moved an end past the quiet cells of
-    its block: the high end stayed at a cell or decade edge such as 1000),
-    and the bounds hold ``inside_mean`` of the rows on average and
-    ``inside_min`` in every draw (measured 98.9% and 98.1% as floats, 97.6%
-    and 92.5% as integers, whose selection also chooses among the sub-cells
-    of the end cells; 99.0%/97.9% and 97.5%/92.5% before)."""
+def test_an_integer_tail_ending_inside_a_decade_is_not_widened_to_its_edge():
+    """5,000 delays in whole minutes (the largest 290-420), 30 noise draws: both
+    learned bounds lie inside the real range widened by 5% of its width on
+    each side (issue 23's criterion for synthetic values) in at least 26 draws
+    (measured 29/30; 22/30 before the selection of the bounds could move an
+    end past the quiet cells of its block: the high end stayed at a cell or
+    decade edge such as 1000), and hold 97% of the rows on average and 92%
+    in every draw (measured 97.6% and 92.5%; 97.5% and 92.5% before)."""
     near, inside = 0, []
     for seed in range(30):
-        values = _delay_table(seed=100 + seed)[[column]]
+        values = _delay_table(seed=100 + seed)[["minutes"]]
         domain, _ = _learn(values, seed=seed)
-        low, high = domain[column].edges[[0, -1]]
-        x = values[column].to_numpy(dtype=float)
+        low, high = domain["minutes"].edges[[0, -1]]
+        x = values["minutes"].to_numpy(dtype=float)
         margin = 0.05 * (x.max() - x.min())
         near += low >= x.min() - margin and high <= x.max() + margin
         inside.append(np.mean((x >= low) & (x <= high)))
-    assert near >= near_at_least, near
-    assert np.mean(inside) >= inside_mean and np.min(inside) >= inside_min, inside
+    assert near >= 26, near
+    assert np.mean(inside) >= 0.97 and np.min(inside) >= 0.92, inside
 
 
 def test_concentrated_integer_columns_get_their_own_range():
