@@ -54,7 +54,11 @@ Three ways to get a column's domain, in order of preference:
         exponential mechanism (sensitivity 1) per integer column (a fact of
         the dtype: the ledger never depends on the values) picks the pair of
         bounds that clips the fewest rows, less a public
-        penalty per learned range of distance outward.  Its candidates
+        penalty per *span* of distance outward (the span from the innermost
+        low candidate's cell to the innermost high candidate's cell: the
+        learned range less the quiet cells the selection may remove, so that
+        a decade of empty cells does not dilute its own penalty).  Its
+        candidates
         (:func:`_end_candidates`) are, for each end, the edges of the cells
         from the end cell inward through the *quiet* cells of its block
         (:func:`_inward_limits`: up to the first cell whose noisy count, or
@@ -66,7 +70,7 @@ Three ways to get a column's domain, in order of preference:
         numbers up to 6,177 up to 10,000) then ends at the last cells that
         hold rows (the shipped flights table, whose whole-valued columns a
         CSV gives as integers).  The penalty is ``_ACROSS_PRIOR`` (10) noise
-        units per learned range across cells and within an end cell that is
+        units per span across cells and within an end cell that is
         not a lattice, so that a thin tail is clipped only
         where its cells hold much less than the range's average, and among
         the bounds clipping nothing the one nearest the data wins; within an
@@ -215,13 +219,13 @@ _EVIDENCE_WIDTH = 0.05
 _LEVEL_SHARES = (0.5, 0.25, 0.25)
 
 #: The public penalty, in noise units of the bound selection (``2 / epsilon``),
-#: of a bound further out by the whole learned range within a lattice's end
-#: cell (see :func:`_select_ends` and :func:`_is_lattice`) ...
+#: of a bound further out by the whole span (see :func:`_with_selected_ends`)
+#: within a lattice's end cell (see :func:`_select_ends` and :func:`_is_lattice`) ...
 _RANGE_PRIOR = 50.0
 #: ... and elsewhere (across the cells inward of an end cell, see
 #: :func:`_inward_limits`, and within a non-lattice end cell): a
 #: weaker pull, so that a stretch of cells is clipped only when it holds fewer
-#: rows than this many noise units times its share of the learned range.
+#: rows than this many noise units times its share of the span.
 _ACROSS_PRIOR = 10.0
 #: Part of the third level's share an integer column spends on the sub-cell
 #: histogram (the rest on the selection of the bounds).
@@ -879,7 +883,10 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
                     for end, part in zip(lattice, (low_part, high_part)))
     low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
                                                       in_cell)
-    width = max(found.high - found.low, 1.0 if integer else 0.0) or 1.0
+    # the span of the penalty: from the low limit's cell to the high limit's
+    # (the learned range less the quiet cells the selection may remove)
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    width = max(grid.right[high_limit] - grid.left[low_limit], 1.0)
     chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
                           target=f"range of {name!r}: bounds",
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
@@ -953,8 +960,8 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     at the right edge of a high part, the first below the second.  Its score
     is minus the rows it clips (exact counts below the low bound and from the
     high bound on) minus a public penalty, in noise units ``2 / epsilon``
-    (nats of the mechanism's odds) per ``width`` (the learned range before
-    the sub-cells, from noisy counts only) of distance outward: ``priors``
+    (nats of the mechanism's odds) per ``width`` (the span between the
+    innermost candidates' cells, from noisy counts only) of distance outward: ``priors``
     (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
     inward of ``cell_edges`` (the end cells' inner edges; without them the
     innermost candidates), and ``log m`` more for each of the ``m``
@@ -975,7 +982,7 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     """
     epsilon = exponential_epsilon(budget.rho_per_column)
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
-    unit = 2.0 / epsilon / width  # a noise unit per learned range
+    unit = 2.0 / epsilon / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
     inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
     low_score = -(below[low_part] + unit * _outward(inner_low - low_edges,
@@ -1005,7 +1012,7 @@ def _shared_weight(in_cell: np.ndarray) -> np.ndarray:
 
 
 def _outward(in_cell: np.ndarray, across: float, prior: float) -> np.ndarray:
-    """The selection's penalty, in noise units per learned range, of bounds lying
+    """The selection's penalty, in noise units per span, of bounds lying
     ``in_cell`` outward of their end cell's inner edge (negative: inward of it,
     across cells): ``prior`` per range within the end cell, and
     ``_ACROSS_PRIOR`` per range across the ``across`` (at least 0) of cells
