@@ -57,8 +57,9 @@ Three ways to get a column's domain, in order of preference:
         penalty per *span* of distance outward (the span from the innermost
         low candidate's cell to the innermost high candidate's cell: the
         learned range less the quiet cells the selection may remove, so that
-        a decade of empty cells does not dilute its own penalty).  Its
-        candidates
+        a decade of empty cells does not dilute its own penalty; at least
+        ``_SPAN_FLOOR`` (half) of the learned range, so that a long thin tail
+        does not shrink it either).  Its candidates
         (:func:`_end_candidates`) are, for each end, the edges of the cells
         from the end cell inward through the *quiet* cells of its block
         (:func:`_inward_limits`: up to the first cell whose noisy count, or
@@ -227,6 +228,8 @@ _RANGE_PRIOR = 50.0
 #: weaker pull, so that a stretch of cells is clipped only when it holds fewer
 #: rows than this many noise units times its share of the span.
 _ACROSS_PRIOR = 10.0
+#: The span of the penalty is at least this share of the learned range.
+_SPAN_FLOOR = 0.5
 #: Part of the third level's share an integer column spends on the sub-cell
 #: histogram (the rest on the selection of the bounds).
 _SUBCELL_HISTOGRAM_SHARE = 0.3
@@ -884,9 +887,12 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
                                                       in_cell)
     # the span of the penalty: from the low limit's cell to the high limit's
-    # (the learned range less the quiet cells the selection may remove)
+    # (the learned range less the quiet cells the selection may remove), at
+    # least half the learned range (a long thin tail would otherwise shrink the
+    # scale of its own penalty and be clipped whole)
     low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
-    width = max(grid.right[high_limit] - grid.left[low_limit], 1.0)
+    width = max(grid.right[high_limit] - grid.left[low_limit],
+                _SPAN_FLOOR * (found.high - found.low), 1.0)
     chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
                           target=f"range of {name!r}: bounds",
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
@@ -961,7 +967,8 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     is minus the rows it clips (exact counts below the low bound and from the
     high bound on) minus a public penalty, in noise units ``2 / epsilon``
     (nats of the mechanism's odds) per ``width`` (the span between the
-    innermost candidates' cells, from noisy counts only) of distance outward: ``priors``
+    innermost candidates' cells, at least half the learned range, from noisy
+    counts only) of distance outward: ``priors``
     (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
     inward of ``cell_edges`` (the end cells' inner edges; without them the
     innermost candidates), and ``log m`` more for each of the ``m``
