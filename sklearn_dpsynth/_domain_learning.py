@@ -51,26 +51,54 @@ Three ways to get a column's domain, in order of preference:
         depend on the noise.  An integer column spends only 30% of the third
         level's share on it and 70% on
      4. the **selection of its bounds** (:func:`_select_ends`): one
-        exponential mechanism (sensitivity 1) picks the pair of sub-cell
-        edges of its two end cells that clips the fewest rows, less a public
-        penalty of ``_RANGE_PRIOR`` noise units per learned range of
-        distance outward, so that among the bounds clipping nothing the one
-        nearest the data wins (odds about ``exp(-50 f)`` for ``f`` of the
-        range beyond the last value).  It places an end the sub-cell
-        histogram left at its cell's edge, when the cell is cut one part per
-        integer and the column's noisy number of values is at least
-        ``_SELECTION_ROWS`` (50) noise units of the selection: a lattice
-        such as wind directions in tens or days of the month, whose
-        per-integer counts are below the histogram's bar, ends at its last
-        value (or, when the value beyond the penalty is thin, one lattice
-        step inside: the last values are clipped into the range, never
-        widened past it); of an end narrowed by the histogram too (which
-        may stop one part beyond the mass) the more inward one is kept.  An
-        end whose cell's outward neighbour has a noisy count above
-        ``_OUTSIDE_EVIDENCE`` (2) noise standard deviations keeps the
-        histograms' end: the data may reach past the cell, a spread mass
-        the selection's penalty would clip.  Every integer column spends it,
-        used or not.
+        exponential mechanism (sensitivity 1) per integer column (a fact of
+        the dtype: the ledger never depends on the values) picks the pair of
+        bounds that clips the fewest rows, less a public
+        penalty per *span* of distance outward (the span from the innermost
+        low candidate's cell to the innermost high candidate's cell: the
+        learned range less the quiet cells the selection may remove, so that
+        a decade of empty cells does not dilute its own penalty; at least
+        ``_SPAN_FLOOR`` (half) of the learned range, so that a long thin tail
+        does not shrink it either).  Its candidates
+        (:func:`_end_candidates`) are, for each end, the edges of the cells
+        from the end cell inward through the *quiet* cells of its block
+        (:func:`_inward_limits`: up to the first cell whose noisy count, or
+        that of the cells scanned so far, exceeds two noise standard
+        deviations), and the sub-cell edges of an end cell that is a lattice
+        (below) or is cut in parts wider than one (a cell of more than 500
+        integers).  A heavy tail whose histograms kept a block's edge a decade
+        past the data (delays up to 500 minutes learned up to 1,000, flight
+        numbers up to 6,177 up to 10,000) then ends at the last cells that
+        hold rows (the shipped flights table, whose whole-valued columns a
+        CSV gives as integers).  The penalty is ``_ACROSS_PRIOR`` (10) noise
+        units per span across cells and within an end cell that is
+        not a lattice, so that a thin tail is clipped only
+        where its cells hold much less than the range's average, and among
+        the bounds clipping nothing the one nearest the data wins; within an
+        integer end cell cut one part per integer of a column whose noisy
+        number of values is at least ``_LATTICE_ROWS`` (50) noise units of
+        the selection it is ``_RANGE_PRIOR`` (50) (odds about ``exp(-50 f)``
+        for ``f`` of the range beyond the last value): a lattice such as
+        wind directions in tens or days of the month, whose per-integer
+        counts are below the histogram's bar, ends at its last value (or,
+        when the value beyond the penalty is thin, one lattice step inside:
+        the last values are clipped into the range, never widened past it).
+        The ``m`` sub-cell candidates of an end cell share the odds of one
+        cell edge (``log m`` more penalty each).  The selected end is used
+        when the column's noisy number of values is at least
+        ``_SELECTION_ROWS`` (20) noise units of the selection; of an end
+        narrowed by the histogram too (which may stop one part beyond the
+        mass) the more inward one is kept.  An end whose cell's outward
+        neighbour has a noisy count above ``_OUTSIDE_EVIDENCE`` (2) noise
+        standard deviations keeps the histograms' end (the data may reach
+        past the cell, a spread mass the selection's penalty would clip).
+        Every integer column spends it, used or not.  A float column selects
+        nothing: at 5% of its share (taken from its histograms) the
+        selection's noise unit was about as large as a cell's noise, so it
+        could not tell a thin tail from empty cells -- it clipped a
+        lognormal's top percents and a uniform column's last cell -- and
+        the noisier histograms narrowed ends past real mass; its heavy tail
+        may still end at a decade edge past the data.
 
      An integer column's bounds are then the first and last integers of the
      learned cells (cells are ``[left, right)``); values outside the bounds
@@ -194,18 +222,31 @@ _EVIDENCE_WIDTH = 0.05
 _LEVEL_SHARES = (0.5, 0.25, 0.25)
 
 #: The public penalty, in noise units of the bound selection (``2 / epsilon``),
-#: of a bound further out by the whole learned range (see :func:`_select_ends`).
+#: of a bound further out by the whole span (see :func:`_with_selected_ends`)
+#: within a lattice's end cell (see :func:`_select_ends` and :func:`_is_lattice`) ...
 _RANGE_PRIOR = 50.0
-#: Part of the third level's share spent on the sub-cell histogram (the rest
-#: on the selection of the bounds).
+#: ... and elsewhere (across the cells inward of an end cell, see
+#: :func:`_inward_limits`, and within a non-lattice end cell): a
+#: weaker pull, so that a stretch of cells is clipped only when it holds fewer
+#: rows than this many noise units times its share of the span.
+_ACROSS_PRIOR = 10.0
+#: The span of the penalty is at least this share of the learned range.
+_SPAN_FLOOR = 0.5
+#: Part of the third level's share an integer column spends on the sub-cell
+#: histogram (the rest on the selection of the bounds).
 _SUBCELL_HISTOGRAM_SHARE = 0.3
 #: The selected end is used only for a column whose noisy number of values is
-#: at least this many of the selection's noise units.
-_SELECTION_ROWS = 50.0
+#: at least this many of the selection's noise units ...
+_SELECTION_ROWS = 20.0
 #: ... and only for an end whose cell's outward neighbour has a noisy count
 #: below this many noise standard deviations (no evidence that the data
 #: reaches past the cell, so that the selection does not clip a spread mass).
 _OUTSIDE_EVIDENCE = 2.0
+#: An integer end cell cut one part per integer is a lattice, pulled by
+#: ``_RANGE_PRIOR``, in a column holding at least this many noise units of the
+#: selection: the pull then clips a part holding less than about
+#: ``1 / _LATTICE_ROWS`` of the rows.
+_LATTICE_ROWS = 50.0
 
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
@@ -485,6 +526,9 @@ class _Range:
     total: float = 0.0  # the noisy number of present values (sum of the noisy blocks)
     # noisy counts of the cells just outside the low and high cells (0 past the grid)
     outside: tuple[float, float] = (0.0, 0.0)
+    # the innermost cells the selection of the bounds may move the low and the
+    # high bound to (:func:`_inward_limits`); the end cells themselves by default
+    limits: tuple[int, int] | None = None
 
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
@@ -614,7 +658,29 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
                float(cells[high_cell + 1]) if high_cell + 1 < cells.size else 0.0)
     return _Range(grid.left[low_cell], grid.right[high_cell], low_cell, high_cell,
                   float(cells[low_cell]), float(cells[high_cell]), total=float(blocks.sum()),
-                  outside=outside)
+                  outside=outside,
+                  limits=_inward_limits(grid, cells, low_cell, high_cell, sigmas[1]))
+
+
+def _inward_limits(grid: _Grid, cells: np.ndarray, low_cell: int, high_cell: int,
+                   sigma: float) -> tuple[int, int]:
+    """The innermost cells the selection of the bounds may move each bound to.
+
+    From each end cell inward, within its block and short of the other end
+    cell: up to the first cell with evidence of mass (:func:`_first_above`
+    at ``_EVIDENCE_THRESHOLD``: its noisy count, or that of the cells
+    scanned so far, above two of its noise standard deviations ``sigma``).
+    Read from the noisy cell counts only.
+    """
+    low_run = grid.cells_of_block(grid.block[low_cell])
+    low_run = low_run[(low_run >= low_cell) & (low_run <= high_cell)]
+    high_run = grid.cells_of_block(grid.block[high_cell])
+    high_run = high_run[(high_run <= high_cell) & (high_run >= low_cell)][::-1]
+    limits = []
+    for run in (low_run, high_run):
+        first = _first_above(cells[run], sigma, _EVIDENCE_THRESHOLD)
+        limits.append(int(run[-1 if first is None else first]))
+    return limits[0], limits[1]
 
 
 def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
@@ -685,9 +751,18 @@ def _block_width(grid: _Grid, block: int) -> float:
 def _sub_grid(grid: _Grid, found: _Range,
               integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
     """The sub-cells of the outermost cells of ``found`` as one grid, and the
-    indices of its low cell's and high cell's sub-cells in that grid."""
+    indices of its low cell's and high cell's sub-cells in that grid.
+
+    The grid is also cut at the edges of the cells between each end cell and
+    its inward limit (``found.limits``, :func:`_inward_limits`): whole cells,
+    never measured by the sub-cell histogram, whose exact counts the
+    selection of the bounds reads (:func:`_end_candidates`).
+    """
     cells = sorted({found.low_cell, found.high_cell})
-    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells]))
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    between = np.concatenate([grid.left[found.low_cell + 1:low_limit + 1],
+                              grid.right[high_limit:found.high_cell]])
+    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells] + [between]))
     left = np.concatenate([[-np.inf], cuts])
     right = np.concatenate([cuts, [np.inf]])
 
@@ -697,18 +772,39 @@ def _sub_grid(grid: _Grid, found: _Range,
             inside(found.low_cell), inside(found.high_cell))
 
 
+def _end_candidates(grid: _Grid, found: _Range, sub: _Grid, low_part: np.ndarray,
+                    high_part: np.ndarray, lattice: tuple[bool, bool] = (True, True)
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Parts of ``sub`` whose left (low bound) or right (high bound) edges the
+    selection of the bounds chooses from: the edges of the cells from each
+    end cell inward up to its limit (``found.limits``), and the sub-cell
+    edges of an end cell that is a ``lattice`` (:func:`_is_lattice`; of
+    another only its outer edge, where the histograms' bound lies)."""
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low = np.flatnonzero((sub.left >= grid.right[found.low_cell])
+                         & (sub.left <= grid.left[low_limit]))
+    high = np.flatnonzero((sub.right <= grid.left[found.high_cell])
+                          & (sub.right >= grid.right[high_limit]))
+    low_cell = low_part if lattice[0] else low_part[:1]
+    high_cell = high_part if lattice[1] else high_part[-1:]
+    return np.union1d(low_cell, low), np.union1d(high_cell, high)
+
+
 def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                     frame: pd.DataFrame) -> dict:
     """Bounds narrowed to sub-cells of the cells they end in: one more noisy
     histogram per column, of those sub-cells, narrowing a concentrated end as
     :func:`_narrowed` does (one pass over an engine for every column).  An
-    integer column spends ``_SUBCELL_HISTOGRAM_SHARE`` (30%) of that level on
-    it and the rest on one exponential-mechanism selection of both ends among its sub-cell edges
-    (:func:`_select_ends`, on the same exact counts), which places an end the
-    histogram leaves at its cell's edge, or narrows one the histogram stops
-    beyond it (:func:`_selected_end`).  Every
-    column spends its releases, with signal or not, so that the ledger holds
-    the same entries (set by the dtypes) whatever the noise decided."""
+    integer column (a fact of the schema) spends ``_SUBCELL_HISTOGRAM_SHARE``
+    (30%) of that level on it and the rest on one exponential-mechanism
+    selection of both ends among the cell edges inward of its end cells and,
+    for some end cells, their sub-cell edges (:func:`_select_ends`, on the
+    same exact counts), which moves an end inward past cells the histograms
+    left quiet, or narrows one the histogram stops beyond the mass
+    (:func:`_with_selected_ends`); a float or datetime column spends the
+    whole level on the histogram.  Every column
+    spends its releases, with signal or not, so that the ledger holds the
+    same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
     subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
     counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
@@ -716,8 +812,8 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     out = dict(found)
     for name in todo:
         sub, low_part, high_part = subs[name]
-        integer = is_integer(frame[name])
-        histogram = _subcell_budget(budget, integer)
+        histogram = _subcell_budget(budget, frame[name])
+        selection = _selection_budget(budget, frame[name])
         measured = np.union1d(low_part, high_part)
         noisy = np.zeros(sub.left.size)
         noisy[measured] = histogram.noisy_histogram(
@@ -726,82 +822,144 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
                           False)
         last = _narrowed(noisy[high_part], histogram.sigma, out[name].high_count, sigma_cell,
                          True)
-        if integer:
-            selection = _selection_budget(budget)
-            width = max(out[name].high - out[name].low, 1.0)
-            selected = _select_ends(counts[name], low_part, high_part, sub, width, selection,
-                                    target=f"range of {name!r}: bounds")
-            # the more inward of the two ends (the histogram may stop a part
-            # beyond the mass)
-            reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in out[name].outside]
-            first = _inward(first, None if reaches[0] else _selected_end(
-                selected[0], sub, low_part, out[name].total, selection), max)
-            last = _inward(last, None if reaches[1] else _selected_end(
-                selected[1], sub, high_part, out[name].total, selection), min)
         low = out[name].low if first is None else sub.left[low_part[first]]
         high = out[name].high if last is None else sub.right[high_part[last]]
+        if selection is not None:
+            low, high = _with_selected_ends(name, low, high, grids[name], out[name], subs[name],
+                                            counts[name], selection,
+                                            sigma_cell, is_integer(frame[name]))
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
 
 
-def _inward(histogram_end: int | None, selected_end: int | None, pick) -> int | None:
-    """``pick`` (``max`` for a low end, ``min`` for a high end) of the ends given."""
-    ends = [end for end in (histogram_end, selected_end) if end is not None]
-    return pick(ends) if ends else None
+def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, found: _Range,
+                        parts: tuple, counts: np.ndarray, selection: _Budget,
+                        sigma_cell: float, integer: bool) -> tuple[float, float]:
+    """``(low, high)``, each moved to the selected end when that one is more
+    inward (the histogram may stop a part beyond the mass) and may be used
+    (:func:`_selected_end`); the selection is spent in every case."""
+    sub, low_part, high_part = parts
+    lattice = tuple(_is_lattice(sub, part, found.total, selection, integer)
+                    for part in (low_part, high_part))
+    in_cell = tuple(end or (integer and _coarse_parts(sub, part))
+                    for end, part in zip(lattice, (low_part, high_part)))
+    low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
+                                                      in_cell)
+    # the span of the penalty: from the low limit's cell to the high limit's
+    # (the learned range less the quiet cells the selection may remove), at
+    # least half the learned range (a long thin tail would otherwise shrink the
+    # scale of its own penalty and be clipped whole)
+    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    width = max(grid.right[high_limit] - grid.left[low_limit],
+                _SPAN_FLOOR * (found.high - found.low), 1.0)
+    chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
+                          target=f"range of {name!r}: bounds",
+                          cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
+                          priors=tuple(_RANGE_PRIOR if end else _ACROSS_PRIOR
+                                       for end in lattice))
+    reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in found.outside]
+    if not reaches[0] and _selected_end(found.total, selection):
+        low = max(low, sub.left[low_candidates[chosen[0]]])
+    if not reaches[1] and _selected_end(found.total, selection):
+        high = min(high, sub.right[high_candidates[chosen[1]]])
+    return low, high
 
 
-def _selected_end(chosen: int, sub: _Grid, parts: np.ndarray, total: float,
-                  selection: _Budget) -> int | None:
-    """The selected end, when its cell is cut one part per integer and the
-    column's noisy number of values (the sum of its noisy blocks) is at least
-    ``_SELECTION_ROWS`` noise units of the selection (``2 / epsilon``): a
-    part the selection's pull towards the data clips then holds less than
-    about ``1 / _SELECTION_ROWS`` of the rows; else None."""
-    one_integer = bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
+def _coarse_parts(sub: _Grid, parts: np.ndarray) -> bool:
+    """Whether an end cell's parts are wider than one (an integer cell holding
+    more than ``_INTEGER_SUBCELLS`` integers, cut in 50 parts)."""
+    return bool(np.all(sub.right[parts] - sub.left[parts] > 1))
+
+
+def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
+                integer: bool) -> bool:
+    """Whether the selection chooses among the sub-cell edges of an end cell, with
+    the strong pull ``_RANGE_PRIOR``: a cell cut one part per integer (a
+    lattice such as days of the month, whose last value the pull finds) of a
+    column whose noisy number of values is at least ``_LATTICE_ROWS`` noise
+    units of the selection (a part the pull clips then holds less than about
+    ``1 / _LATTICE_ROWS`` of the rows).  Else the selection only moves the
+    bound inward past whole cells, pulled by ``_ACROSS_PRIOR``.  Reads the
+    learned cells and noisy counts only."""
+    one_integer = integer and bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
     unit = 2.0 / exponential_epsilon(selection.rho_per_column)
-    return chosen if one_integer and total >= _SELECTION_ROWS * unit else None
+    return one_integer and total >= _LATTICE_ROWS * unit
 
 
-def _subcell_budget(budget: _Budget, integer: bool) -> _Budget:
-    """The budget of a column's sub-cell histogram: the third level's share,
-    less the selection of the bounds for an integer column."""
-    return budget.part(_LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if integer else 1.0))
+def _selected_end(total: float, selection: _Budget) -> bool:
+    """Whether a selected end is used: when the column's noisy number of values
+    (the sum of its noisy blocks) is at least ``_SELECTION_ROWS`` noise units
+    of the selection (``2 / epsilon``), so that a part the selection's pull
+    towards the data clips holds less than about ``1 / _SELECTION_ROWS`` of
+    the rows."""
+    unit = 2.0 / exponential_epsilon(selection.rho_per_column)
+    return total >= _SELECTION_ROWS * unit
 
 
-def _selection_budget(budget: _Budget) -> _Budget:
-    """The budget of an integer column's selection of its bounds."""
+def _subcell_budget(budget: _Budget, series: pd.Series) -> _Budget:
+    """The budget of a column's sub-cell histogram: the third level's share, of
+    which an integer column spends only ``_SUBCELL_HISTOGRAM_SHARE`` (the rest
+    on the selection of its bounds)."""
+    return budget.part(_LEVEL_SHARES[2]
+                       * (_SUBCELL_HISTOGRAM_SHARE if is_integer(series) else 1.0))
+
+
+def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
+    """The budget of an integer column's selection of its bounds (from its dtype
+    alone); None for a float or datetime column, which selects none."""
+    if not is_integer(series):
+        return None
     return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
 
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
-                 sub: _Grid, width: float, budget: _Budget,
-                 target: str) -> tuple[int, int]:
-    """The sub-cells (indices into ``low_part`` and ``high_part``) the bounds
-    end in, chosen together by one exponential mechanism.
+                 sub: _Grid, width: float, budget: _Budget, target: str,
+                 cell_edges: tuple[float, float] | None = None,
+                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR)) -> tuple[int, int]:
+    """The candidates (indices into ``low_part`` and ``high_part``) the bounds
+    end at, chosen together by one exponential mechanism.
 
-    A candidate is a pair: a low bound at the left edge of a sub-cell of the
-    low cell and a high bound at the right edge of one of the high cell, the
-    first below the second.  Its score is minus the rows it clips (exact
-    counts below the low bound and from the high bound on) minus a public
-    penalty: ``_RANGE_PRIOR`` noise units (``2 / epsilon``, nats of the
-    mechanism's odds) per ``width`` (the learned range before the
-    sub-cells, from noisy counts only) that each bound lies outward of its
-    cell's inner end.  Among bounds that clip the same rows (every empty
-    sub-cell beyond the data) the one nearest the data wins: a bound lies
-    ``f * width`` beyond the last value with odds about
-    ``exp(-_RANGE_PRIOR * f)``; it moves outward past a gap only when the
-    rows beyond outweigh the gap's penalty.  Adding or removing a row
-    changes the clipped count of every candidate by at most 1 (a row lies
-    below the low bound or above the high one, never both), so the
-    sensitivity is 1; the penalty does not depend on the data.
+    ``low_part`` and ``high_part`` index parts of ``sub`` (:func:`_end_candidates`):
+    sub-cells of the end cells and whole cells inward of them.  A candidate
+    is a pair: a low bound at the left edge of a low part and a high bound
+    at the right edge of a high part, the first below the second.  Its score
+    is minus the rows it clips (exact counts below the low bound and from the
+    high bound on) minus a public penalty, in noise units ``2 / epsilon``
+    (nats of the mechanism's odds) per ``width`` (the span between the
+    innermost candidates' cells, at least half the learned range, from noisy
+    counts only) of distance outward: ``priors``
+    (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
+    inward of ``cell_edges`` (the end cells' inner edges; without them the
+    innermost candidates), and ``log m`` more for each of the ``m``
+    candidates inside an end cell (:func:`_shared_weight`).  Among bounds
+    that clip the same rows (every empty part beyond the data) the one
+    nearest the data wins: a bound lies ``f * width`` beyond the last value
+    with odds about ``exp(-prior * f)``; it moves outward past a gap only
+    when the rows beyond outweigh the gap's penalty.
+
+    Privacy: adding or removing a row changes the clipped count of every
+    candidate by at most 1 (a row lies below the low bound or above the high
+    one, never both), so the score's sensitivity is 1; the penalty, the
+    candidates and ``width`` are read from the public grid and the noisy
+    counts already released (post-processing), never from the exact
+    counts; the mechanism is charged in the ledger at its zCDP cost
+    (:func:`~sklearn_dpsynth.privacy.exponential_epsilon`), whatever it
+    picks and whether its pick is used.
     """
     epsilon = exponential_epsilon(budget.rho_per_column)
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
-    per_value = _RANGE_PRIOR * 2.0 / epsilon / width  # penalty per unit of the column
+    unit = 2.0 / epsilon / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
-    low_score = -(below[low_part] + (low_edges[-1] - low_edges) * per_value)
-    high_score = -(below[-1] - below[high_part + 1] + (high_edges - high_edges[0]) * per_value)
+    inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
+    low_score = -(below[low_part] + unit * _outward(inner_low - low_edges,
+                                                    low_edges[-1] - inner_low, priors[0]))
+    high_score = -(below[-1] - below[high_part + 1]
+                   + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
+                                     priors[1]))
+    if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
+        low_score -= 2.0 / epsilon * _shared_weight(low_edges < inner_low)
+        high_score -= 2.0 / epsilon * _shared_weight(high_edges > inner_high)
     pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
                                         indexing="ij")
     valid = low_edges[pairs_low] < high_edges[pairs_high]
@@ -810,6 +968,24 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
                                  rho=budget.rho_per_column, rng=budget.rng, target=target,
                                  sensitivity=1.0)
     return int(pairs_low[chosen]), int(pairs_high[chosen])
+
+
+def _shared_weight(in_cell: np.ndarray) -> np.ndarray:
+    """``log(m)`` for each of the ``m`` candidates inside the end cell, 0 for the
+    others: the selection's odds (``exp(score / noise unit)``) of the end
+    cell's ``m`` sub-cell edges add up to those of one cell edge, so that the
+    many sub-cells of an empty end cell do not outweigh the cells inward."""
+    return np.where(in_cell, math.log(max(int(in_cell.sum()), 1)), 0.0)
+
+
+def _outward(in_cell: np.ndarray, across: float, prior: float) -> np.ndarray:
+    """The selection's penalty, in noise units per span, of bounds lying
+    ``in_cell`` outward of their end cell's inner edge (negative: inward of it,
+    across cells): ``prior`` per range within the end cell, and
+    ``_ACROSS_PRIOR`` per range across the ``across`` (at least 0) of cells
+    inward of it."""
+    inside = np.maximum(in_cell, 0.0)
+    return prior * inside + _ACROSS_PRIOR * (np.minimum(in_cell, 0.0) + across)
 
 
 def _private_categories(name, series, budget: _Budget, max_categories: int,

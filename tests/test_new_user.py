@@ -129,26 +129,11 @@ def drafts(tables):
     return found
 
 
-#: Known gap (issue 23 stays open for it): on the 5,000-row table with nothing
-#: declared, the private ranges of heavy-tailed float columns (dep_delay,
-#: arr_delay, air_time, distance, flight) often end at a decade edge (1,000 or
-#: 10,000) past the data, and the synthetic rows in those empty end bins fall
-#: outside the real range widened by 5%.  Over seeds 0-4 (fit and sample seeded
-#: alike) MST passes 2 of 5 and AIM 3 of 5; at the seed used here (0) MST fails
-#: (arr_delay) and AIM passes.  Strict: a fix makes the MST case XPASS and fail,
-#: so the mark must then go.
-_KNOWN_GAP = pytest.mark.xfail(strict=True, reason=(
-    "5,000-row table, nothing declared: learned ranges of heavy-tailed float columns "
-    "reach a decade edge past the data (issue 23)"))
-
-
 def _cases():
     for table in ("flights5k", "flights300"):
         for method in ("mst", "aim"):
             for variant in ("undeclared", "draft"):
-                gap = (table, method, variant) == ("flights5k", "mst", "undeclared")
-                yield pytest.param(table, method, variant, marks=[_KNOWN_GAP] if gap else [],
-                                   id=f"{table}-{method}-{variant}")
+                yield pytest.param(table, method, variant, id=f"{table}-{method}-{variant}")
 
 
 @pytest.mark.slow
