@@ -23,7 +23,7 @@ from ..candidates import CandidateScorer
 from ..compression import DomainCompression
 from ..measure import describe
 from ..pgm_mixin import PGMMixin
-from ..workload import candidate_weights, default_workload, parse_workload
+from ..workload import candidate_weights, default_aim_workload, parse_workload
 
 __all__ = ["AIMSynthesizer"]
 
@@ -380,7 +380,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     def _workload_positions(self) -> list[tuple[tuple[int, ...], float]]:
         """The workload as sorted column positions and weights."""
         if self.workload is None:
-            return default_workload(self.domain_.sizes, self.max_cells)
+            return default_aim_workload(self.domain_.sizes, self.max_cells)
         return parse_workload(self.workload, self._positions)
 
     def _initial_positions(self) -> list[tuple[int, ...]]:

@@ -1,0 +1,81 @@
+"""AIM's default workload on binary tables: public rule, and the budget it spends."""
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import brentq
+
+from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+from sklearn_dpsynth.marginal.workload import default_aim_workload, default_workload
+
+FAST = {"max_iter": 20, "final_max_iter": 60, "rounds": 12}
+
+
+def _binary_table(n_rows: int, n_columns: int, seed: int) -> pd.DataFrame:
+    """Rows with an even number of ones among the first three columns (an XOR), rest random."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2, size=(n_rows, n_columns))
+    bits[:, 2] = bits[:, 0] ^ bits[:, 1]
+    return pd.DataFrame(bits, columns=[f"b{j}" for j in range(n_columns)])
+
+
+def test_binary_tables_up_to_twenty_columns_get_every_three_way_marginal():
+    for d in (3, 8, 20):
+        workload = default_aim_workload([2] * d, max_cells=10_000)
+        pairs = list(itertools.combinations(range(d), 2))
+        triples = list(itertools.combinations(range(d), 3))
+        assert [m for m, _ in workload] == pairs + triples
+        assert all(w == 1.0 for _, w in workload)
+    # 21 binary columns: 8 * C(21, 3) = 10,640 cells > 10,000, the 2-way workload alone
+    assert default_aim_workload([2] * 21, 10_000) == default_workload([2] * 21, 10_000)
+    # a smaller cell cap moves the limit: 8 * C(10, 3) = 960 <= 1,000 < 8 * C(11, 3)
+    assert len(default_aim_workload([2] * 10, 1_000)) == 45 + 120
+    assert default_aim_workload([2] * 11, 1_000) == default_workload([2] * 11, 1_000)
+
+
+@pytest.mark.parametrize("sizes", [[2, 2, 3], [5, 4, 4, 3, 3, 2, 2, 2, 2, 5], [2, 2], [2]])
+def test_other_tables_keep_the_two_way_workload(sizes):
+    assert default_aim_workload(sizes, 10_000) == default_workload(sizes, 10_000)
+
+
+def test_the_workload_is_a_function_of_the_domain_only():
+    """Neighbouring tables (one row removed), and any other rows, give the same workload."""
+    table = _binary_table(600, 6, seed=0)
+    domain = {c: 2 for c in table.columns}
+    others = [table.iloc[1:], _binary_table(600, 6, seed=1), table.iloc[:5].copy() * 0]
+    fitted = [AIMSynthesizer(domain=domain, **FAST, random_state=0).fit(t, epsilon=1.0)
+              for t in [table, *others]]
+    expected = [(tuple(f"b{j}" for j in m), w) for m, w in default_aim_workload([2] * 6, 10_000)]
+    for synth in fitted:
+        assert synth.workload_ == expected
+    assert any(len(m) == 3 for m, _ in fitted[0].workload_)
+
+
+def _cks_epsilon(rho: float, delta: float) -> float:
+    """Canonne-Kamath-Steinke zCDP -> (epsilon, delta), minimised on a fine grid of orders."""
+    alpha = 1.0 + np.geomspace(1e-4, 1e4, 200_000)
+    bound = alpha * rho + (np.log(1 / delta) + (alpha - 1) * np.log(1 - 1 / alpha)
+                           - np.log(alpha)) / (alpha - 1)
+    return float(bound.min())
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 2.0])
+def test_ledger_total_equals_the_budget_with_the_three_way_layer(epsilon):
+    """Costs recomputed from each entry's noise (1/(2 sigma^2), eps^2/8) add up to the budget."""
+    delta = 1e-7
+    table = _binary_table(800, 7, seed=2)
+    synth = AIMSynthesizer(domain={c: 2 for c in table.columns}, **FAST, random_state=0)
+    synth.fit(table, epsilon=epsilon, delta=delta)
+    assert any(len(m) == 3 for m, _ in synth.workload_)
+    rows = synth.privacy_ledger_.summary()
+    gaussian = rows["mechanism"] == "gaussian"
+    exponential = rows["mechanism"] == "exponential"
+    assert (gaussian | exponential).all()
+    total = (float((1.0 / (2.0 * rows.loc[gaussian, "noise_scale"] ** 2)).sum())
+             + float((rows.loc[exponential, "noise_scale"] ** 2 / 8.0).sum()))
+    budget = brentq(lambda r: _cks_epsilon(r, delta) - epsilon, 1e-8, epsilon)
+    assert total == pytest.approx(budget, rel=1e-5)
+    assert math.isclose(synth.privacy_ledger_.spent()[0], epsilon, rel_tol=1e-9)
