@@ -79,3 +79,22 @@ def test_ledger_total_equals_the_budget_with_the_three_way_layer(epsilon):
     budget = brentq(lambda r: _cks_epsilon(r, delta) - epsilon, 1e-8, epsilon)
     assert total == pytest.approx(budget, rel=1e-5)
     assert math.isclose(synth.privacy_ledger_.spent()[0], epsilon, rel_tol=1e-9)
+
+
+def test_largest_model_size_bounds_every_junction_tree():
+    """The size bound that lets AIM skip triangulations is above every tree's size."""
+    from sklearn_dpsynth.marginal.aim._model import largest_model_size_mb
+    from sklearn_dpsynth.pgm import ModelDomain
+    from sklearn_dpsynth.pgm.junction_tree import model_size_mb
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        d = int(rng.integers(2, 9))
+        sizes = [int(s) for s in rng.integers(1, 5, size=d)]
+        domain = ModelDomain([f"a{j}" for j in range(d)], sizes)
+        cliques = [tuple(f"a{j}" for j in sorted(rng.choice(d, size=int(rng.integers(1, d + 1)),
+                                                              replace=False)))
+                   for _ in range(int(rng.integers(1, 6)))]
+        assert model_size_mb(domain, cliques) <= largest_model_size_mb(sizes) * (1 + 1e-12)
+    # the complete graph attains P (one clique); binary columns: below 2 P
+    assert largest_model_size_mb([2] * 20) == pytest.approx((2**21 - 1) * 8 / 2**20)

@@ -546,16 +546,25 @@ def _eliminate(
     keep: tuple[str, ...],
     sizes: ModelDomain,
 ) -> np.ndarray:
-    """Variable elimination (greedy smallest intermediate) down to ``keep``."""
+    """Variable elimination (greedy smallest intermediate) down to ``keep``.
+
+    Eliminating ``v`` only changes the factors of the attributes in its
+    scope, so only their intermediate sizes are recomputed.
+    """
     factors = list(factors)
     hidden = sorted({a for attrs, _ in factors for a in attrs} - set(keep))
+    cells = {u: _scope_cells(factors, u, sizes) for u in hidden}
     while hidden:
-        v = min(hidden, key=lambda u: (_scope_cells(factors, u, sizes), u))
+        v = min(hidden, key=lambda u: (cells[u], u))
         touching = [f for f in factors if v in f[0]]
         factors = [f for f in factors if v not in f[0]]
         scope = tuple(sorted({a for attrs, _ in touching for a in attrs} - {v}))
         factors.append((scope, _einsum_product(touching, scope)))
         hidden.remove(v)
+        del cells[v]
+        for u in scope:
+            if u in cells:
+                cells[u] = _scope_cells(factors, u, sizes)
     return _einsum_product(factors, keep)
 
 
