@@ -92,9 +92,15 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
         any length) and ``weight > 0``; a bare tuple of names weighs 1.
-        ``None`` is every 2-way marginal of at most ``max_cells`` cells.
+        ``None`` is every 2-way marginal of at most ``max_cells`` cells
+        and, on a table whose columns are all binary and whose 3-way
+        marginals have at most ``max_cells`` cells in all (up to 20 columns
+        at the default), every 3-way marginal too
+        (:func:`~sklearn_dpsynth.marginal.workload.default_aim_workload`).
+        The rule reads the public domain only, never the rows.
     max_cells : int, default=10000
-        Largest 2-way marginal of the default workload.
+        Largest 2-way marginal of the default workload, and largest total
+        of its 3-way layer.
     max_model_size : float, default=80
         Size cap (MiB of log-potentials, 8 bytes a cell) of the final
         model; after spending a fraction ``f`` of the budget the model may
