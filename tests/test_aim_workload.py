@@ -116,3 +116,17 @@ def test_sum_over_many_axes_matches_numpy():
         got = sum_axes(values, axes)
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+def test_high_order_benchmark_tables_satisfy_their_constraints():
+    """The benchmark's tables: every real row is valid; random rows are valid at the stated rates."""
+    from benchmarks.aim_highorder import fixed_sum_share, make_fixed_sum, make_xor, xor_share
+
+    rows = make_fixed_sum(n_samples=2000, seed=3)
+    assert rows.shape == (2000, 20) and fixed_sum_share(rows) == 1.0
+    assert rows.mean().iloc[-1] > rows.mean().iloc[0]  # the propensities rise across columns
+    chain = make_xor(n_samples=2000, seed=3)
+    assert xor_share(chain) == 1.0
+    noise = pd.DataFrame(np.random.default_rng(0).integers(0, 2, size=(40_000, 20)))
+    assert fixed_sum_share(noise) == pytest.approx(math.comb(20, 10) / 2**20, abs=0.01)
+    assert xor_share(noise) == pytest.approx(0.5, abs=0.01)
