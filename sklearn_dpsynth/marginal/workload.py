@@ -113,7 +113,7 @@ def default_workload(sizes: Sequence[int], max_cells: int) -> list[tuple[Margina
 def default_aim_workload(sizes: Sequence[int], max_cells: int) -> list[tuple[Marginal, float]]:
     """AIM's default workload: the 2-way one, plus the 3-way layer on small binary tables.
 
-    Every 2-way marginal of at most ``max_cells`` cells (:func:`default_workload`)
+    Every 2-way marginal of at most ``max_cells`` cells (``default_workload``)
     and, when every column is binary and all 3-way marginals together have
     at most ``max_cells`` cells (``8 * C(d, 3) <= max_cells``: up to 20
     columns at the default 10,000), every 3-way marginal too, all of
