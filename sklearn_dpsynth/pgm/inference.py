@@ -16,7 +16,7 @@ import string
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -534,11 +534,14 @@ def _einsum_product(
 
 
 def _scope_cells(
-    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: ModelDomain
+    factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: Mapping[str, int]
 ) -> float:
     """Cells of the product of the factors that mention ``v``."""
-    scope = {a for attrs, _ in factors if v in attrs for a in attrs}
-    return float(np.prod([sizes[a] for a in scope], dtype=float))
+    scope: set[str] = set()
+    for attrs, _ in factors:
+        if v in attrs:
+            scope.update(attrs)
+    return float(math.prod(sizes[a] for a in scope))
 
 
 def _eliminate(
@@ -546,16 +549,26 @@ def _eliminate(
     keep: tuple[str, ...],
     sizes: ModelDomain,
 ) -> np.ndarray:
-    """Variable elimination (greedy smallest intermediate) down to ``keep``."""
+    """Variable elimination (greedy smallest intermediate) down to ``keep``.
+
+    Eliminating ``v`` only changes the factors of the attributes in its
+    scope, so only their intermediate sizes are recomputed.
+    """
     factors = list(factors)
-    hidden = sorted({a for attrs, _ in factors for a in attrs} - set(keep))
+    sizes = {a: sizes[a] for attrs, _ in factors for a in attrs}
+    hidden = sorted(set(sizes) - set(keep))
+    cells = {u: _scope_cells(factors, u, sizes) for u in hidden}
     while hidden:
-        v = min(hidden, key=lambda u: (_scope_cells(factors, u, sizes), u))
+        v = min(hidden, key=lambda u: (cells[u], u))
         touching = [f for f in factors if v in f[0]]
         factors = [f for f in factors if v not in f[0]]
         scope = tuple(sorted({a for attrs, _ in touching for a in attrs} - {v}))
         factors.append((scope, _einsum_product(touching, scope)))
         hidden.remove(v)
+        del cells[v]
+        for u in scope:
+            if u in cells:
+                cells[u] = _scope_cells(factors, u, sizes)
     return _einsum_product(factors, keep)
 
 

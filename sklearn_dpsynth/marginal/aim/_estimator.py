@@ -18,12 +18,13 @@ from ...pgm import GraphicalModel, JunctionTree, ModelDomain
 from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
-                     parse_structural_zeros, refit, refit_from_independent)
+                     largest_model_size_mb, parse_structural_zeros, refit,
+                     refit_from_independent)
 from ..candidates import CandidateScorer
 from ..compression import DomainCompression
 from ..measure import describe
 from ..pgm_mixin import PGMMixin
-from ..workload import candidate_weights, default_workload, parse_workload
+from ..workload import candidate_weights, default_aim_workload, parse_workload
 
 __all__ = ["AIMSynthesizer"]
 
@@ -91,9 +92,15 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
         any length) and ``weight > 0``; a bare tuple of names weighs 1.
-        ``None`` is every 2-way marginal of at most ``max_cells`` cells.
+        ``None`` is every 2-way marginal of at most ``max_cells`` cells
+        and, on a table whose columns are all binary and whose 3-way
+        marginals have at most ``max_cells`` cells in all (up to 20 columns
+        at the default), every 3-way marginal too
+        (:func:`~sklearn_dpsynth.marginal.workload.default_aim_workload`).
+        The rule reads the public domain only, never the rows.
     max_cells : int, default=10000
-        Largest 2-way marginal of the default workload.
+        Largest 2-way marginal of the default workload, and largest total
+        of its 3-way layer.
     max_model_size : float, default=80
         Size cap (MiB of log-potentials, 8 bytes a cell) of the final
         model; after spending a fraction ``f`` of the budget the model may
@@ -380,7 +387,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     def _workload_positions(self) -> list[tuple[tuple[int, ...], float]]:
         """The workload as sorted column positions and weights."""
         if self.workload is None:
-            return default_workload(self.domain_.sizes, self.max_cells)
+            return default_aim_workload(self.domain_.sizes, self.max_cells)
         return parse_workload(self.workload, self._positions)
 
     def _initial_positions(self) -> list[tuple[int, ...]]:
@@ -440,6 +447,7 @@ class _Run:
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
+        self.largest_size_mb = largest_model_size_mb(options.model_domain.shape)
 
     # ---------------------------------------------------------- releases
     @property
@@ -491,7 +499,7 @@ class _Run:
         schedule.begin_round(self.ledger.rho_remaining())
         cost = schedule.round_cost if not schedule.final else self.ledger.rho_remaining()
         limit = self.options.max_model_size * min((self.rho_used + cost) / self.rho_total, 1.0)
-        candidates = self.scorer.eligible(self.model.tree, limit)
+        candidates = self._eligible(limit)
         chosen, before = self.select(candidates, schedule, round_)
         sigma, epsilon = schedule.sigma, schedule.epsilon
         if schedule.final:
@@ -506,6 +514,18 @@ class _Run:
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
                             len(candidates), est)
+
+    def _eligible(self, limit: float) -> list[tuple[int, ...]]:
+        """The candidates the size cap ``limit`` (MiB) admits this round.
+
+        Once ``limit`` is above the size any junction tree over the domain
+        can have (:func:`largest_model_size_mb`), every candidate is
+        admitted without triangulating the grown trees: the same list, in
+        the same order, as the per-candidate check would give.
+        """
+        if limit >= self.largest_size_mb:
+            return list(self.scorer.weights)
+        return self.scorer.eligible(self.model.tree, limit)
 
     def _hand_over_model(self) -> GraphicalModel:
         """The current model, no longer referenced here (``refit`` frees it early)."""
