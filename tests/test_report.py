@@ -333,7 +333,7 @@ def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():
     synth = _dated(seed=1).assign(a="<other>")
     domain = {"a": {"kind": "category", "categories": [], "other": True}}
     flags = build_report(real, synth, domain=domain).split('<div class="flags">')[1]
-    assert "a: declared with no category listed, so 100% of the synthetic values" in flags
+    assert "a: declared with no category listed, so every synthetic value is &lt;other&gt;" in flags
     assert "too small a budget" not in flags.split("</div>")[0]
 
 
@@ -351,8 +351,9 @@ def test_a_column_modelled_as_other_alone_is_left_out_of_the_scores():
               for page in (with_id, without)]
     assert scores[0] == scores[1]
     flags = with_id.split('<div class="flags">')[1].split("</div>")[0]
-    assert "a: modelled as &lt;other&gt; alone" in flags
-    assert "modelled as &lt;other&gt; alone" not in build_report(real, synth)
+    assert "a: declared with no category listed, so every synthetic value is &lt;other&gt;" in flags
+    assert "left out of every score" in flags and flags.count("<li>a:") == 1
+    assert "left out of every score" not in build_report(real, synth)
 
     class Model:
         privacy_ledger_ = None

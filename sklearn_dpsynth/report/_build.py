@@ -206,12 +206,22 @@ def _figure_kind(series: pd.Series, kind: str) -> str:
 
 
 def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame,
-                    domain: Mapping | None = None) -> list[str]:
-    """Columns whose synthetic (or real) values collapsed to ``<other>`` or one value."""
+                    domain: Mapping | None = None, unscored: tuple = ()) -> list[str]:
+    """Columns whose synthetic (or real) values collapsed to ``<other>`` or one value.
+
+    ``unscored`` columns (modelled as ``<other>`` alone) get one flag saying
+    so, whether declared that way or learned so by the model."""
     flags = []
     unlisted = {c for c, entry in (domain or {}).items()
                 if isinstance(entry, Mapping) and entry.get("categories") == []}
     for column in real.columns:
+        if column in unscored:
+            how = ("declared with no category listed" if column in unlisted
+                   else "the model keeps no category of it")
+            flags.append(f"{column}: {how}, so every synthetic value is {OTHER} (no value "
+                         "of it is released); left out of every score and figure of this "
+                         "report. Drop the column, or declare its public categories.")
+            continue
         real_values, synth_values = real[column].dropna(), synth[column].dropna()
         name = f"{column}"
         if synth_values.empty and not real_values.empty:
@@ -256,14 +266,6 @@ def _without_columns(dropped: list, *tables: pd.DataFrame | None,
     kept = [None if t is None else t.drop(columns=dropped) for t in tables]
     return kept + [None if domain is None
                    else {c: e for c, e in domain.items() if c not in dropped}]
-
-
-def _unscored_flags(unscored: list) -> list[str]:
-    if not unscored:
-        return []
-    return [f"{', '.join(map(str, unscored))}: modelled as {OTHER} alone (no value of "
-            f"{'it' if len(unscored) == 1 else 'them'} is released), so left out of every "
-            "score and figure of this report."]
 
 
 #: Share of ``<other>`` among a synthetic column's values flagged as a collapse.
@@ -435,8 +437,8 @@ def build_report(
     holdout_df = None if holdout is None else prepare_tables(real_df, ("holdout", holdout))[1]
     _check_inputs(real_df, synth_df, holdout_df, target, model)
     real_df, synth_df, holdout_df = _typed_tables(real_df, synth_df, holdout_df, domain=domain)
-    collapse_flags = _collapse_flags(real_df, synth_df, domain)
     unscored = _other_only_columns(real_df.columns, domain, model, target)
+    collapse_flags = _collapse_flags(real_df, synth_df, domain, unscored)
     if unscored:
         real_df, synth_df, holdout_df, domain = _without_columns(
             unscored, real_df, synth_df, holdout_df, domain=domain)
@@ -482,8 +484,7 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, collapse_flags + _range_flags(real_df, synth_df, kinds)
-                    + _unscored_flags(unscored))))
+        + _overview(scores, collapse_flags + _range_flags(real_df, synth_df, kinds))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
