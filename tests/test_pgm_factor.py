@@ -160,13 +160,14 @@ def test_widened_operands_broadcast_to_the_same_values():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sum_axes_of_many_axes_matches_numpy(dtype):
-    """Arrays of more than eight axes go through a transposed copy: same sums as numpy."""
+    """Arrays of more than eight axes (and more than ``_SMALL`` cells) with scattered
+    summed axes go through a transposed copy: same sums as numpy."""
     import itertools
 
     from sklearn_dpsynth.pgm.factor import sum_axes
 
     rng = np.random.default_rng(5)
-    shape = (2, 3, 1, 2, 2, 3, 2, 1, 2, 2)
+    shape = (2, 3, 2, 2, 3, 2, 1, 2, 2, 3, 2)  # 3,456 cells
     values = rng.normal(size=shape).astype(dtype)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     for r in range(len(shape) + 1):
