@@ -411,3 +411,13 @@ def test_junction_tree_declares_its_plan_caches():
     assert _separators_only(tree) is separators is tree._separator_plan
     fresh = JunctionTree(DOMAIN, STRUCTURES["cycle"])
     assert message_plan(fresh).shapes == plan.shapes
+
+
+def test_scope_cells_past_float_range_is_infinite():
+    """The greedy elimination's size of a huge scope is inf (ranked last), not an error."""
+    from sklearn_dpsynth.pgm.inference import _scope_cells
+
+    attrs = tuple(f"a{i}" for i in range(1100))
+    sizes = dict.fromkeys(attrs, 2)
+    assert _scope_cells([(attrs, None), (("b",), None)], "a0", sizes) == np.inf
+    assert _scope_cells([(attrs[:10], None)], "a0", sizes) == 2.0**10
