@@ -418,8 +418,8 @@ def test_auto_generator_starts_from_the_public_rows_when_given(private):
     assert (auto.rounds_, auto.candidate_ratio_) == (1, 2.0)
     alone = PrivateEvolutionSynthesizer(domain=DOMAIN, n_synthetic=100, random_state=0).fit(
         private, epsilon=1.0)
-    assert (alone.rounds_, alone.candidate_ratio_) == (15, 0.1)
-    assert alone.records_.codes.shape == (10, 4) and len(alone.history_) == 15
+    assert (alone.rounds_, alone.candidate_ratio_) == (30, 0.1)
+    assert alone.records_.codes.shape == (10, 4) and len(alone.history_) == 30
 
 
 def test_a_generator_that_ignores_public_data_says_so(private):
@@ -540,8 +540,8 @@ def test_elite_ledger_totals_match_an_independent_computation(private):
     rho = epsilon_to_rho(epsilon, delta)  # the conversion has its own tests in test_privacy
     entries = synth.privacy_ledger_.entries
     assert [e.target for e in entries] == ["row count"] + [
-        f"PE round {t}: nearest-candidate votes" for t in range(1, 16)]
-    rounds = (1 - 0.05) * rho * np.arange(1, 16) / np.arange(1, 16).sum()
+        f"PE round {t}: nearest-candidate votes" for t in range(1, 31)]
+    rounds = (1 - 0.05) * rho * np.arange(1, 31) / np.arange(1, 31).sum()
     np.testing.assert_allclose([e.rho for e in entries], [0.05 * rho, *rounds], rtol=1e-6)
     np.testing.assert_allclose([h["sigma"] for h in synth.history_],
                                np.sqrt(1 / (2 * rounds)), rtol=1e-6)

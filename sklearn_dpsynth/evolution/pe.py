@@ -25,7 +25,7 @@ __all__ = ["PrivateEvolutionSynthesizer", "round_shares", "code_positions"]
 #: al.'s best setting), many rounds over few candidates for the mutation
 #: generator, which must evolve uniform rows (measured on
 #: ``adult_public_split``, see the user guide).
-DEFAULT_ROUNDS = {"start": (1, 2.0), "mutation": (15, 0.1)}
+DEFAULT_ROUNDS = {"start": (1, 2.0), "mutation": (30, 0.1)}
 
 #: Varied copies of every elite in a round of ``selection="elite"`` (Tab-PE's 3).
 ELITE_CHILDREN = 3
@@ -133,7 +133,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     Tab-PE (Private Evolution for tables, Lin et al., DPSDA's
     ``pe/api/tabular``): the mutation generator
     (:class:`~sklearn_dpsynth.evolution.MutationGenerator`) evolves uniform
-    rows over 15 rounds of 0.1 candidates per row, mutating cells at a rate
+    rows over 30 rounds of 0.1 candidates per row, mutating cells at a rate
     that falls from 0.5 to 0.01 (``power=0.2``); parents are drawn from
     the votes.
 
@@ -180,7 +180,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         whose domain kind is ``"numeric"`` are ordered; on other tables both
         choices are the same distance.
     rounds : int or None, default=None
-        Number of voting rounds ``T``.  None: 15 with the mutation
+        Number of voting rounds ``T``.  None: 30 with the mutation
         generator (``"mutation"``, or ``"auto"`` without ``public_data``),
         else 1.
     schedule : {"increasing", "even", "decreasing"} or list of float, default="increasing"
