@@ -130,8 +130,8 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     candidates than ``N`` help; ``rounds=1``, ``schedule="increasing"`` and
     ``candidate_ratio=2`` are the defaults when the generator starts from
     good rows (``public_data``).  Without public data the defaults follow
-    Tab-PE (Private Evolution for tables, Lin et al., DPSDA's
-    ``pe/api/tabular``): the mutation generator
+    Tab-PE (Private Evolution for tables, Tran, Backurs, Lin et al., ICML
+    2026; DPSDA's ``pe/api/tabular``): the mutation generator
     (:class:`~sklearn_dpsynth.evolution.MutationGenerator`) evolves uniform
     rows over 30 rounds of 0.1 candidates per row, mutating cells at a rate
     that falls from 0.5 to 0.01 (``power=0.2``); parents are drawn from
