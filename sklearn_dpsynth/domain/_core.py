@@ -198,7 +198,7 @@ class Domain:
             errors are the same: an object column of a numeric or datetime
             spec is encoded whole (whether its values are all datetimes is
             decided over the column), and a block that fails re-encodes its
-            whole column, so the error counts faulty rows over every row.
+            whole column, so the error is the whole column's.
 
         Returns
         -------
