@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._docstrings import fill_doc
 from .._marginals import project_to_simplex
 from ..backends import NumpyTable
 from ..marginal.budget import budget_shares
@@ -23,6 +24,7 @@ from .pmw import _progress
 __all__ = ["MSTPublicSynthesizer"]
 
 
+@fill_doc
 class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     """MST's measurements, with generation by reweighting public records.
 
@@ -53,21 +55,12 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
-    n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Share of the budget spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(domain)s
+    %(n_bins)s
+    %(preprocessing)s
+    %(preprocessing_budget)s
+    %(max_categories)s
+    %(bin_value)s
     public_selection : bool, default=False
         Choose the tree on the public table (no selection budget).
     n_uniform : int, default=10000
@@ -76,14 +69,12 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Largest number of projected-gradient steps of the reweighting.
     tol : float, default=1e-6
         Relative step size at which the reweighting stops.
-    smoothing : float in [0, 1), default=0.05
-        ``lam``, the weight of the independent base measure in the model
-        (see Likelihood): ``sample`` draws that share of rows from it.
-        ``0`` keeps the records alone (rows outside them score ``-inf``).
+    %(smoothing_records)s
     verbose : int, default=0
         0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections, the uniform rows and sampling.
+        %(seed_warning)s
 
     Attributes
     ----------
