@@ -137,13 +137,18 @@ smoothing : float in [0, 1), default={default}
     ``0`` keeps the records alone (rows outside them score ``-inf``).""",
 }
 
+#: Entries that every synthesizer lists together, in this order, after
+#: ``domain`` and ``n_bins``: one placeholder ``%(domain_learning)s``.
+DOMAIN_LEARNING = ("preprocessing", "preprocessing_budget", "max_categories", "bin_value")
+SHARED_DOCS["domain_learning"] = "\n".join(SHARED_DOCS[key] for key in DOMAIN_LEARNING)
+
 
 def fill_doc(cls: _T) -> _T:
     """Class decorator: replace the ``%(name)s`` lines of ``cls.__doc__``.
 
     Each placeholder becomes the entry ``SHARED_DOCS[name]`` indented as
-    the placeholder; ``{default}`` in its first line becomes the default
-    of the parameter it documents in ``cls.__init__``.
+    the placeholder; ``{default}`` in a parameter's ``name : type`` line
+    becomes the default of that parameter in ``cls.__init__``.
 
     Parameters
     ----------
@@ -182,16 +187,21 @@ def _render(name: str, indent: str, defaults: dict[str, object], owner: str) -> 
     """The entry ``name`` with its default filled in, indented by ``indent``."""
     if name not in SHARED_DOCS:
         raise KeyError(f"{owner}: docstring placeholder %({name})s names no shared entry.")
-    text = SHARED_DOCS[name]
-    first, _, rest = text.partition("\n")
-    if _DEFAULT_MARK in first:
-        parameter = first.partition(" : ")[0]
-        if parameter not in defaults:
-            raise ValueError(f"{owner}: the shared entry {name!r} documents {parameter!r}, "
-                             "which its __init__ does not take with a default.")
-        first = first.replace(_DEFAULT_MARK, _format_default(defaults[parameter]))
-    text = first + ("\n" + rest if rest else "")
+    lines = SHARED_DOCS[name].split("\n")
+    for i, line in enumerate(lines):
+        if _DEFAULT_MARK in line and not line[:1].isspace():
+            lines[i] = line.replace(_DEFAULT_MARK, _default_of(line, defaults, name, owner))
+    text = "\n".join(lines)
     return textwrap.indent(text, indent, lambda line: bool(line.strip()))
+
+
+def _default_of(header: str, defaults: dict[str, object], name: str, owner: str) -> str:
+    """The default, as written in docs, of the parameter an entry's ``header`` names."""
+    parameter = header.partition(" : ")[0]
+    if parameter not in defaults:
+        raise ValueError(f"{owner}: the shared entry {name!r} documents {parameter!r}, "
+                         "which its __init__ does not take with a default.")
+    return _format_default(defaults[parameter])
 
 
 def _format_default(value: object) -> str:

@@ -120,7 +120,7 @@ USERS = {
 
 
 def test_every_shared_entry_is_listed():
-    assert set(SHARED_DOCS) == set(COMMON) | set(USERS) | {"seed_warning"}
+    assert set(SHARED_DOCS) == set(COMMON) | set(USERS) | {"seed_warning", "domain_learning"}
 
 
 @pytest.mark.parametrize("key", sorted(USERS))

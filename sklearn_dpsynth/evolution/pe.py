@@ -130,10 +130,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     generator : str, RowGenerator or callable, default="auto"
         ``"auto"``: ``"public"`` when ``fit`` gets ``public_data``, else
         ``"uniform"``; ``"uniform"`` (uniform rows, variations redraw

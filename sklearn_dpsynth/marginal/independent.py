@@ -27,10 +27,7 @@ class IndependentSynthesizer(BaseSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     pseudocount : float, default=0.5
         Added to every projected count before normalising, so that held-out
         log-likelihoods stay finite (Jeffreys prior).

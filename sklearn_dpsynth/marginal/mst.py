@@ -72,10 +72,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     initial_cliques : list of tuple of column names, default=None
         Marginals always measured in step 4; their columns start connected
         in the spanning tree, which is grown around them.

@@ -67,10 +67,7 @@ class DP2StageSynthesizer(TorchSynthesizer):
     %(domain)s
     n_bins : int, default=100
         Uniform bins of numeric columns (a bin is written as its midpoint).
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     value_tokens : {"whole", "pieces"}, default="whole"
         How a value of the private table is tokenized: ``"whole"``, one
         token per value (a number is its bin's token, a category or a

@@ -34,10 +34,7 @@ class DPTBARTSynthesizer(TransformerSynthesizer):
         Uniform bins of numeric columns, as in DP-TBART; an integer column whose bounds hold at most
         ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
         instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     %(d_model)s
     %(n_layers)s
     %(n_heads)s

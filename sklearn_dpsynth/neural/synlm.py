@@ -42,10 +42,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     field_order : {"fixed", "random"}, default="fixed"
         Train on the table's column order only, or on random orders.
     augmult : int, default=1

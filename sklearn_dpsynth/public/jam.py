@@ -66,10 +66,7 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     workload : list, default=None
         Entries ``(columns, weight)`` or bare tuples of column names;
         ``None`` is every 2-way marginal of at most 10,000 cells.  The

@@ -57,10 +57,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     public_selection : bool, default=False
         Choose the tree on the public table (no selection budget).
     n_uniform : int, default=10000

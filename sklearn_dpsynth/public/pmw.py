@@ -50,10 +50,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     workload : list, default=None
         Marginals to measure: entries ``(columns, weight)`` or bare tuples of
         column names; ``None`` is every 2-way marginal of at most 10,000

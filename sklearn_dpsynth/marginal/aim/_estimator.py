@@ -68,10 +68,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     ----------
     %(domain)s
     %(n_bins)s
-    %(preprocessing)s
-    %(preprocessing_budget)s
-    %(max_categories)s
-    %(bin_value)s
+    %(domain_learning)s
     workload : list, default=None
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
