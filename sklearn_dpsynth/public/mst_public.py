@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from .._docstrings import fill_doc
 from .._marginals import project_to_simplex
@@ -15,7 +13,7 @@ from ..marginal.budget import budget_shares
 from ..marginal.selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                                   mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+from .base import (DEFAULT_SMOOTHING, REWEIGHTING_CONSTRAINTS, PublicDataSynthesizer,
                    RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total
@@ -126,12 +124,8 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
+        **REWEIGHTING_CONSTRAINTS,
         "public_selection": ["boolean"],
-        "n_uniform": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [SMOOTHING_CONSTRAINT],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",

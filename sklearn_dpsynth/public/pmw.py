@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from .._docstrings import fill_doc
 from .._progress import Progress
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+from .base import (DEFAULT_SMOOTHING, REWEIGHTING_CONSTRAINTS, PublicDataSynthesizer,
                    RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total, workload_positions
@@ -129,12 +126,8 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
+        **REWEIGHTING_CONSTRAINTS,
         "workload": [list, tuple, None],
-        "n_uniform": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [SMOOTHING_CONSTRAINT],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",
