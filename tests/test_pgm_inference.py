@@ -411,3 +411,31 @@ def test_junction_tree_declares_its_plan_caches():
     assert _separators_only(tree) is separators is tree._separator_plan
     fresh = JunctionTree(DOMAIN, STRUCTURES["cycle"])
     assert message_plan(fresh).shapes == plan.shapes
+
+
+def test_scope_cells_past_float_range_is_infinite():
+    """The greedy elimination's size of a huge scope is inf (ranked last), not an error."""
+    from sklearn_dpsynth.pgm.inference import _scope_cells
+
+    attrs = tuple(f"a{i}" for i in range(1100))
+    sizes = dict.fromkeys(attrs, 2)
+    assert _scope_cells([(attrs, None), (("b",), None)], "a0", sizes) == np.inf
+    assert _scope_cells([(attrs[:10], None)], "a0", sizes) == 2.0**10
+
+
+def test_fill_in_counts_the_missing_edges_among_neighbours():
+    """The elimination heuristic's fill-in equals a brute-force count of the
+    non-adjacent pairs of a vertex's neighbours, on random graphs."""
+    import itertools
+
+    from sklearn_dpsynth.pgm.junction_tree import _adjacency, _fill_in
+
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        n = int(rng.integers(2, 12))
+        edges = [e for e in itertools.combinations(range(n), 2) if rng.random() < 0.4]
+        adjacency = _adjacency(n, edges)
+        for v in range(n):
+            missing = sum(b not in adjacency[a]
+                          for a, b in itertools.combinations(sorted(adjacency[v]), 2))
+            assert _fill_in(adjacency, v) == missing

@@ -536,12 +536,13 @@ def _einsum_product(
 def _scope_cells(
     factors: list[tuple[tuple[str, ...], np.ndarray]], v: str, sizes: Mapping[str, int]
 ) -> float:
-    """Cells of the product of the factors that mention ``v``."""
+    """Cells of the product of the factors that mention ``v`` (a float product:
+    ``inf`` past float's range, never an ``OverflowError``)."""
     scope: set[str] = set()
     for attrs, _ in factors:
         if v in attrs:
             scope.update(attrs)
-    return float(math.prod(sizes[a] for a in scope))
+    return math.prod(float(sizes[a]) for a in scope)
 
 
 def _eliminate(
