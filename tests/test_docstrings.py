@@ -146,38 +146,20 @@ def test_no_placeholder_is_left_unfilled(name):
     assert "{default}" not in doc
 
 
+def _probe(doc: str, parameter: str, default: object) -> type:
+    """A class with docstring ``doc`` whose ``__init__`` takes ``parameter=default``."""
+    return type("Probe", (), {"__doc__": doc, "__init__": _with_default(parameter, default)})
+
+
 def test_fill_doc_refuses_an_unknown_placeholder_and_a_missing_default():
     with pytest.raises(KeyError, match="no_such_entry"):
-        fill_doc(type("Bad", (), {"__doc__": "Bad.\n\n    %(no_such_entry)s\n"}))
-
-    class NoDomain:
-        """No domain.
-
-        Parameters
-        ----------
-        %(domain)s
-        """
-
-        def __init__(self, *, n_bins=3):
-            self.n_bins = n_bins
-
+        fill_doc(_probe("Bad.\n\n    %(no_such_entry)s\n", "n_bins", 3))
     with pytest.raises(ValueError, match="'domain'"):
-        fill_doc(NoDomain)
+        fill_doc(_probe("No domain.\n\n    %(domain)s\n", "n_bins", 3))
 
 
 def test_fill_doc_indents_the_entry_as_its_placeholder_and_leaves_other_text():
-    class Example:
-        """Braces {kept} and 100% kept.
-
-        Parameters
-        ----------
-        %(max_categories)s
-        """
-
-        def __init__(self, *, max_categories=7):
-            self.max_categories = max_categories
-
-    fill_doc(Example)
-    assert Example.__doc__.splitlines()[0] == "Braces {kept} and 100% kept."
-    assert "        max_categories : int, default=7\n            Categories kept" in (
-        Example.__doc__)
+    doc = fill_doc(_probe("Braces {kept} and 100% kept.\n\n        %(max_categories)s\n",
+                          "max_categories", 7)).__doc__
+    assert doc.splitlines()[0] == "Braces {kept} and 100% kept."
+    assert "\n        max_categories : int, default=7\n            Categories kept" in doc
