@@ -142,6 +142,12 @@ smoothing : float in [0, 1), default={default}
 DOMAIN_LEARNING = ("preprocessing", "preprocessing_budget", "max_categories", "bin_value")
 SHARED_DOCS["domain_learning"] = "\n".join(SHARED_DOCS[key] for key in DOMAIN_LEARNING)
 
+#: The parameters of every synthesizer, in the order they open its
+#: Parameters: one placeholder ``%(common_parameters)s`` (a class with its own
+#: ``n_bins`` text writes ``%(domain)s``, its entry, ``%(domain_learning)s``).
+COMMON_PARAMETERS = ("domain", "n_bins") + DOMAIN_LEARNING
+SHARED_DOCS["common_parameters"] = "\n".join(SHARED_DOCS[key] for key in COMMON_PARAMETERS)
+
 
 def fill_doc(cls: _T) -> _T:
     """Class decorator: replace the ``%(name)s`` lines of ``cls.__doc__``.

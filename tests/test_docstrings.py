@@ -120,7 +120,8 @@ USERS = {
 
 
 def test_every_shared_entry_is_listed():
-    assert set(SHARED_DOCS) == set(COMMON) | set(USERS) | {"seed_warning", "domain_learning"}
+    bundles = {"seed_warning", "domain_learning", "common_parameters"}
+    assert set(SHARED_DOCS) == set(COMMON) | set(USERS) | bundles
 
 
 @pytest.mark.parametrize("key", sorted(USERS))

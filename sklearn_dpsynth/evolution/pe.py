@@ -128,9 +128,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     generator : str, RowGenerator or callable, default="auto"
         ``"auto"``: ``"public"`` when ``fit`` gets ``public_data``, else
         ``"uniform"``; ``"uniform"`` (uniform rows, variations redraw

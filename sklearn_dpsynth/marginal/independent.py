@@ -25,9 +25,7 @@ class IndependentSynthesizer(BaseSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     pseudocount : float, default=0.5
         Added to every projected count before normalising, so that held-out
         log-likelihoods stay finite (Jeffreys prior).

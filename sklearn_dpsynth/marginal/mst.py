@@ -70,9 +70,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     initial_cliques : list of tuple of column names, default=None
         Marginals always measured in step 4; their columns start connected
         in the spanning tree, which is grown around them.

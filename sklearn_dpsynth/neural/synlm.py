@@ -40,9 +40,7 @@ class SynLMSynthesizer(TransformerSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     field_order : {"fixed", "random"}, default="fixed"
         Train on the table's column order only, or on random orders.
     augmult : int, default=1

@@ -64,9 +64,7 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     workload : list, default=None
         Entries ``(columns, weight)`` or bare tuples of column names;
         ``None`` is every 2-way marginal of at most 10,000 cells.  The

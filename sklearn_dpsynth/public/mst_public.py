@@ -53,9 +53,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     public_selection : bool, default=False
         Choose the tree on the public table (no selection budget).
     n_uniform : int, default=10000

@@ -45,9 +45,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     workload : list, default=None
         Marginals to measure: entries ``(columns, weight)`` or bare tuples of
         column names; ``None`` is every 2-way marginal of at most 10,000

@@ -66,9 +66,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
 
     Parameters
     ----------
-    %(domain)s
-    %(n_bins)s
-    %(domain_learning)s
+    %(common_parameters)s
     workload : list, default=None
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
