@@ -221,3 +221,29 @@ def test_a_typed_source_refuses_to_measure_an_undeclared_datetime_unit():
                      {"when": "datetime64[ns]"})
     with pytest.raises(ValueError, match=r"\['when'\].*declare"):
         MSTSynthesizer(random_state=0).fit(store, epsilon=1.0)
+
+
+@pytest.mark.parametrize("declaration", [{"kind": "numeric"}, {"bounds": (0, 10)},
+                                         {"kind": "datetime", "unit": "day"}, 5])
+def test_a_typed_source_refuses_to_read_its_text_by_a_declared_kind(declaration):
+    """The default kind hooks: a text column declared as numbers, dates or codes
+    is refused, naming the column (the same error for neighbouring tables),
+    never modelled as categories against the declaration."""
+    rows = [{"a": str(i % 5), "n": i % 7} for i in range(400)]
+    messages = set()
+    for table in (rows, rows[1:]):  # D and D', one row apart
+        store = RowStore(table, {"a": "str", "n": "int64"})
+        with pytest.raises(ValueError, match=r"\['a'\].*cannot read text") as error:
+            MSTSynthesizer(random_state=0, domain={"a": declaration}).fit(store, epsilon=1.0)
+        messages.add(str(error.value))
+    assert len(messages) == 1
+
+
+def test_a_typed_source_keeps_text_declared_as_categories(data):
+    """Text declared as categories stays text: the same domain and samples as in memory."""
+    frame, store = data
+    declared = {"city": ["a", "b", "c", "d"], "tier": ["high", "low", None]}
+    memory = MSTSynthesizer(random_state=1, domain=declared).fit(frame, epsilon=2.0)
+    toy = MSTSynthesizer(random_state=1, domain=declared).fit(store, epsilon=2.0)
+    assert toy.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(toy.sample(200), memory.sample(200))

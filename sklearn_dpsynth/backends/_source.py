@@ -24,7 +24,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import columns_to_measure, engine_dtypes, read_engine_kinds
+from .._column_kinds import columns_to_measure, engine_dtypes, holds_text, read_engine_kinds
 from .._input import InputForm
 from ..domain import Domain
 from ._table import EncodedTable
@@ -87,8 +87,13 @@ class TableSource(ABC):
 
     # -------------------------------------------------------------- kinds
     def text_columns(self) -> list:
-        """Columns held as text that may be read as numbers or dates (none by default)."""
-        return []
+        """Columns held as text that may be read as numbers or dates: by default
+        those of a text dtype in :meth:`schema_frame` (object or a pandas
+        string), so that a declaration reading one as numbers or dates reaches
+        :meth:`read_by_kinds` (which refuses it by default) instead of being
+        ignored."""
+        schema = self.schema_frame()
+        return [name for name in self.columns if holds_text(schema[name].dtype)]
 
     def untyped_columns(self) -> list:
         """Text columns of no declared type (e.g. CSV text), whose kinds are
@@ -97,10 +102,19 @@ class TableSource(ABC):
 
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``
-        (only ever :meth:`text_columns`; nothing to do by default)."""
-        if kinds:
-            raise ValueError(f"columns {list(kinds)}: a {type(self).__name__} holds no "
-                             "text column read by kind.")
+        (only ever :meth:`text_columns`; text read as categories stays text).
+
+        Raises
+        ------
+        ValueError
+            By default, naming the columns asked to be read as numbers, dates
+            or durations: this source reads no text so.
+        """
+        reading = [name for name, (kind, _) in kinds.items() if kind.kind != "category"]
+        if reading:
+            raise ValueError(f"columns {reading}: a {type(self).__name__} cannot read text as "
+                             "numbers, dates or durations; declare them as categories or hold "
+                             "them in a typed column.")
 
     def kind_counts_many(self, zones: dict) -> dict:
         """Exact kind histograms (``sklearn_dpsynth._column_kinds``) of the columns

@@ -18,11 +18,11 @@ attack on one draw), with our seeded generator: ``torchcsprng`` is not
 needed, since the optimizer is built directly, not through
 ``PrivacyEngine``.  The privacy cost of a run is that of ``steps``
 compositions of the Poisson-subsampled Gaussian mechanism: given a
-:class:`PrivacyRecord`, the loop records the run in its ledger as a
-:class:`~sklearn_dpsynth.privacy.SubsampledGaussian` release whose output
-is the training run itself (:meth:`~sklearn_dpsynth.PrivacyLedger.release`
-records the cost first and trains only when it fits); the Renyi curve is
-computed by :mod:`sklearn_dpsynth.privacy.dpsgd`, not here.
+:class:`PrivacyRecord`, the loop records the run in its ledger
+(:func:`~sklearn_dpsynth.privacy.spend_dpsgd`: a
+:class:`~sklearn_dpsynth.privacy.SubsampledGaussian` release) before it
+starts, and trains only when it fits; the Renyi curve is computed by
+:mod:`sklearn_dpsynth.privacy.dpsgd`, not here.
 
 Two Opacus modes compute the clipped sum (same result up to rounding):
 
@@ -67,7 +67,7 @@ from opacus import GradSampleModule
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
 
-from ..privacy import PrivacyLedger, SubsampledGaussian
+from ..privacy import PrivacyLedger, spend_dpsgd
 
 __all__ = [
     "DPSGDConfig",
@@ -323,10 +323,11 @@ def train_dpsgd(model: torch.nn.Module, loss: RowLoss, config: TrainingConfig, *
     run = _TrainingRun(model, loss, config, dp, rng, device, record_loss, progress)
     if record is None:
         return run.run()
-    mechanism = SubsampledGaussian(sample_rate=config.sample_rate,
-                                   noise_multiplier=dp.noise_multiplier, steps=config.steps,
-                                   max_grad_norm=dp.max_grad_norm, orders=record.orders)
-    return record.ledger.release(mechanism, run.run, rng=None, target=record.target)
+    # recorded first: nothing trains (no private row is read) when it does not fit
+    spend_dpsgd(record.ledger, sample_rate=config.sample_rate,
+                noise_multiplier=dp.noise_multiplier, steps=config.steps,
+                max_grad_norm=dp.max_grad_norm, orders=record.orders, target=record.target)
+    return run.run()
 
 
 class _TrainingRun:
