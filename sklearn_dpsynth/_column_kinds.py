@@ -504,9 +504,8 @@ def _check_read(name: Hashable, kind: str, declared: bool, bad: np.ndarray) -> N
         what = {"numeric": "numbers", "integer": "whole numbers", "codes": "integer codes",
                 "datetime": "ISO dates (YYYY-MM-DD[ HH:MM[:SS]][+HH:MM])",
                 "timedelta": "durations"}[kind]
-        count = int(np.count_nonzero(bad))
         raise ValueError(f"column {name!r} is declared {kind!r} but holds text that does not "
-                         f"read as {what} in {count} row{'s' if count != 1 else ''}; fix those "
+                         f"read as {what} in some rows; fix those "
                          "values or declare the column {\"kind\": \"category\"}.")
 
 

@@ -451,12 +451,15 @@ def test_density_sums_to_one_and_scores_rows_off_the_candidates(private):
 
 
 def test_mutation_generator_rates_decay_and_cells_mutate_at_that_rate():
-    generator = MutationGenerator([50] * 4, n_variations=14, start=0.5, end=0.01, power=2.0)
+    generator = MutationGenerator([50] * 4, n_variations=14, start=0.5, end=0.01, power=0.2)
     rates = [generator.rate(t) for t in range(16)]
-    assert rates[0] == pytest.approx(0.5) and rates[13] == pytest.approx(0.01)
-    assert rates[14] == rates[15] == pytest.approx(0.01)
-    assert rates[7] == pytest.approx(0.01 + 0.49 * (1 - 7 / 13) ** 2)
-    assert all(a > b for a, b in zip(rates[:13], rates[1:14]))
+    assert rates[0] == pytest.approx(0.5) and rates[14] == pytest.approx(0.01)
+    assert rates[15] == pytest.approx(0.01)
+    assert rates[7] == pytest.approx(0.5 - 0.49 * (7 / 14) ** 0.2)
+    assert all(a > b for a, b in zip(rates[:14], rates[1:15]))
+    # power < 1 falls fast: past half the distance to ``end`` within the first 4 calls.
+    assert rates[1] < 0.26
+    assert MutationGenerator([2], 4, power=1.0).rate(2) == pytest.approx(0.5 - 0.49 / 2)
     rng = np.random.default_rng(0)
     rows = generator.random_rows(40000, rng)
     for t in (0, 1):  # a changed cell was mutated; a mutated cell changes with prob 49/50
@@ -479,3 +482,129 @@ def test_auto_generator_without_public_data_mutates_over_the_rounds(private):
                                           generator="uniform", random_state=0).fit(
         private, epsilon=5.0)
     assert not np.array_equal(synth.records_.codes, uniform.records_.codes)
+
+
+# ------------------------------------------------ elite selection (Tab-PE)
+def test_elite_rounds_keep_the_best_voted_candidates_and_vary_them(private, monkeypatch):
+    """From round ceil(T/6) on, the top quarter by noisy votes survives, the rest are its variations."""
+    import sklearn_dpsynth.evolution.pe as pe_module
+
+    released = []
+    real = pe_module.noisy_vote_distribution
+
+    def spy(votes, rho, ledger, rng, target, threshold=0.0):
+        probs, noisy = real(votes, rho, ledger, rng, target, threshold)
+        released.append(noisy.copy())
+        return probs, noisy
+
+    monkeypatch.setattr(pe_module, "noisy_vote_distribution", spy)
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=6, n_synthetic=400,
+                                        selection="elite", random_state=0)
+    seen = []
+    real_record = synth._record
+    monkeypatch.setattr(synth, "_record", lambda t, rho, ledger, candidates, probs: (
+        seen.append(candidates.copy()), real_record(t, rho, ledger, candidates, probs)))
+    synth.fit(private, epsilon=3.0)
+    assert synth._elite_from() == 1 and len(seen) == 6
+    n_candidates, n_kept = 40, 10
+    for t in range(5):
+        best = np.argsort(-released[t], kind="stable")[:n_kept]
+        kept = seen[t + 1][:n_kept]
+        # the kept rows are the best-voted ones (up to ties, broken by public priority)
+        np.testing.assert_array_equal(np.sort(released[t][best]),
+                                      np.sort([released[t][(seen[t] == row).all(axis=1)].max()
+                                               for row in kept]))
+        assert seen[t + 1].shape == (n_candidates, 4)
+        # every other candidate is a variation of a kept row: rows of the domain, from kept parents
+        parents = kept[np.arange(n_candidates - n_kept) % n_kept]
+        differs = (seen[t + 1][n_kept:] != parents).mean()
+        assert differs < 0.5
+
+
+def test_sample_selection_is_the_default_and_elite_differs(private):
+    params = dict(domain=DOMAIN, rounds=4, n_synthetic=200, random_state=0)
+    default = PrivateEvolutionSynthesizer(**params).fit(private, epsilon=2.0)
+    sample = PrivateEvolutionSynthesizer(**params, selection="sample").fit(private, epsilon=2.0)
+    elite = PrivateEvolutionSynthesizer(**params, selection="elite").fit(private, epsilon=2.0)
+    np.testing.assert_array_equal(default.records_.codes, sample.records_.codes)
+    assert not np.array_equal(elite.records_.codes, sample.records_.codes)
+    assert (default._elite_from(), elite._elite_from()) == (4, 1)
+
+
+def test_elite_ledger_totals_match_an_independent_computation(private):
+    """Each round is one Gaussian release at its share (computed here); count + rounds = budget."""
+    epsilon, delta = 1.5, 1e-7
+    synth = PrivateEvolutionSynthesizer(domain=DOMAIN, count_share=0.05,
+                                        random_state=4).fit(private, epsilon=epsilon,
+                                                            delta=delta)
+    rho = epsilon_to_rho(epsilon, delta)  # the conversion has its own tests in test_privacy
+    entries = synth.privacy_ledger_.entries
+    assert [e.target for e in entries] == ["row count"] + [
+        f"PE round {t}: nearest-candidate votes" for t in range(1, 31)]
+    rounds = (1 - 0.05) * rho * np.arange(1, 31) / np.arange(1, 31).sum()
+    np.testing.assert_allclose([e.rho for e in entries], [0.05 * rho, *rounds], rtol=1e-6)
+    np.testing.assert_allclose([h["sigma"] for h in synth.history_],
+                               np.sqrt(1 / (2 * rounds)), rtol=1e-6)
+    assert sum(e.rho for e in entries) == pytest.approx(rho, rel=1e-6)
+
+
+@pytest.mark.parametrize("selection", ["sample", "elite"])
+def test_neighbouring_tables_same_releases_give_the_same_model(private, monkeypatch,
+                                                                selection):
+    """What a fit makes public depends on the data only through the noisy votes.
+
+    D and D' (one row removed) are fitted with the released vote vectors
+    forced to the same values; every candidate, the model and what it
+    reports must then be identical.
+    """
+    import sklearn_dpsynth.evolution.pe as pe_module
+    from sklearn_dpsynth.privacy import gaussian_sigma
+
+    def same_release(votes, rho, ledger, rng, target, threshold=0.0):
+        ledger.gaussian(votes, sigma=gaussian_sigma(rho), rng=rng, target=target,
+                        n_cells=votes.size)
+        noisy = np.random.default_rng(len(ledger.entries)).normal(5.0, 3.0, votes.size)
+        clipped = np.maximum(noisy, 0.0)
+        return clipped / clipped.sum(), noisy
+
+    monkeypatch.setattr(pe_module, "noisy_vote_distribution", same_release)
+    fits = [PrivateEvolutionSynthesizer(domain=DOMAIN, rounds=6, n_synthetic=300,
+                                        selection=selection, random_state=7).fit(
+        table, epsilon=1.0) for table in (private, private.iloc[1:])]
+    np.testing.assert_array_equal(fits[0].records_.codes, fits[1].records_.codes)
+    np.testing.assert_array_equal(fits[0].records_.probabilities,
+                                  fits[1].records_.probabilities)
+    assert fits[0].history_ == fits[1].history_
+    assert fits[0].n_records_ == fits[1].n_records_
+    pd.testing.assert_frame_equal(fits[0].sample(100, random_state=1),
+                                  fits[1].sample(100, random_state=1))
+
+
+def test_default_without_public_data_beats_uniform_candidates():
+    """Known structure: 8 columns of 6 codes, each column a noisy copy of the previous one."""
+    rng = np.random.default_rng(11)
+    n, k, d = 6000, 6, 8
+    codes = np.empty((n, d), dtype=int)
+    codes[:, 0] = rng.integers(0, k, n)
+    for j in range(1, d):
+        copy = rng.random(n) < 0.85
+        codes[:, j] = np.where(copy, codes[:, j - 1], rng.integers(0, k, n))
+    columns = [f"x{j}" for j in range(d)]
+    frame = pd.DataFrame(codes, columns=columns)
+    domain = dict.fromkeys(columns, k)
+
+    def tvd2(synth):
+        rows = synth.sample(n, random_state=0)
+        tvds = []
+        for a, b in itertools.combinations(columns, 2):
+            p = frame.value_counts([a, b], normalize=True)
+            q = rows.value_counts([a, b], normalize=True)
+            p, q = p.align(q, fill_value=0.0)
+            tvds.append(0.5 * np.abs(p - q).sum())
+        return float(np.mean(tvds))
+
+    default = PrivateEvolutionSynthesizer(domain=domain, random_state=0).fit(frame, epsilon=1.0)
+    uniform = PrivateEvolutionSynthesizer(domain=domain, generator="uniform", rounds=1,
+                                          candidate_ratio=2.0, random_state=0).fit(
+        frame, epsilon=1.0)
+    assert tvd2(default) < 0.6 * tvd2(uniform)

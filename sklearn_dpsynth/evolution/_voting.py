@@ -58,7 +58,7 @@ def vote_histogram(table: Any, candidates: np.ndarray,
 
 def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger,
                             rng: np.random.Generator, target: str,
-                            threshold: float = 0.0) -> tuple[np.ndarray, float]:
+                            threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Release the vote histogram with discrete Gaussian noise; threshold, clip, normalise.
 
     Parameters
@@ -82,8 +82,9 @@ def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger
     probabilities : ndarray
         Clipped, normalised noisy votes (uniform, with a UserWarning, when
         all clip to 0).
-    noisy_total : float
-        Sum of the noisy (unclipped) votes: an estimate of the row count.
+    noisy : ndarray
+        The noisy votes as released (their sum estimates the row count; a
+        ranking by them is post-processing).
     """
     sigma = gaussian_sigma(rho)
     noisy = ledger.gaussian(votes, sigma=sigma, rng=rng, target=target, n_cells=votes.size)
@@ -98,4 +99,4 @@ def noisy_vote_distribution(votes: np.ndarray, rho: float, ledger: PrivacyLedger
                       f"information from the data). Raise epsilon, lower threshold or use "
                       f"fewer candidates.", UserWarning, stacklevel=3)
         probs = np.full(votes.size, 1.0 / votes.size)
-    return probs, float(noisy.sum())
+    return probs, noisy

@@ -93,16 +93,17 @@ class UniformGenerator:
 class MutationGenerator:
     """Uniform rows; variations mutate every cell at a rate that decays over the rounds.
 
-    The no-public generator in the style of Tab-PE (Private Evolution for
-    tables): the ``t``-th call of :meth:`variations` (``t = 0, 1, ...``)
-    replaces every cell, independently with probability ``rate(t)``, by a
-    code drawn uniformly from its column, where
+    The no-public generator of Tab-PE (Private Evolution for tables): the
+    ``t``-th call of :meth:`variations` (``t = 0, 1, ...``) replaces every
+    cell, independently with probability ``rate(t)``, by a code drawn
+    uniformly from its column, where
 
-        rate(t) = end + (start - end) * (1 - t / (n_variations - 1)) ** power
+        rate(t) = start - (start - end) * min(t / n_variations, 1) ** power
 
-    decays polynomially from ``start`` to ``end`` over ``n_variations``
-    calls (one per round after the first).  Early rounds explore, late
-    rounds make small corrections to the rows the votes kept.  The counter
+    falls from ``start`` at the first variation to ``end`` after
+    ``n_variations`` calls.  With ``power < 1`` (Tab-PE's 0.2) the rate
+    drops fast and then lingers near ``end``: a few rounds explore, most
+    make small corrections to the rows the votes kept.  The counter
     restarts with :meth:`random_rows`, which a fit calls first.
 
     Parameters
@@ -115,13 +116,14 @@ class MutationGenerator:
     start : float, default=0.5
         Mutation rate of the first variation.
     end : float, default=0.01
-        Mutation rate of the last one.
-    power : float, default=2.0
-        Exponent of the polynomial decay (1 is linear).
+        Mutation rate from call ``n_variations`` on.
+    power : float, default=0.2
+        Exponent of the polynomial decay (1 is linear; below 1 decays
+        fast early).
     """
 
     def __init__(self, sizes, n_variations: int, start: float = 0.5, end: float = 0.01,
-                 power: float = 2.0) -> None:
+                 power: float = 0.2) -> None:
         if not (0.0 <= end <= start <= 1.0) or power <= 0:
             raise ValueError("need 0 <= end <= start <= 1 and power > 0, got "
                              f"start={start!r}, end={end!r}, power={power!r}.")
@@ -132,10 +134,8 @@ class MutationGenerator:
 
     def rate(self, call: int) -> float:
         """Mutation rate of the ``call``-th variation (0-based)."""
-        if self.n_variations == 1:
-            return self.start
-        left = max(1.0 - call / (self.n_variations - 1), 0.0)
-        return self.end + (self.start - self.end) * left ** self.power
+        done = min(max(call, 0) / self.n_variations, 1.0)
+        return self.start - (self.start - self.end) * done ** self.power
 
     def random_rows(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` rows drawn uniformly from the domain (and the schedule restarts)."""
