@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docstrings import fill_doc
 from .._progress import Progress
 from ..marginal.workload import workload_positions
 from ..privacy import PrivacyLedger, gaussian_sigma, noisy_row_count
@@ -100,6 +101,7 @@ def round_shares(schedule: Any, rounds: int) -> np.ndarray:
     return weights / weights.sum()
 
 
+@fill_doc
 class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     """Private Evolution for tables: private votes steer a public generator.
 
@@ -139,21 +141,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
-    n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Share of the budget spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     generator : str, RowGenerator or callable, default="auto"
         ``"auto"``: ``"public"`` when ``fit`` gets ``public_data``, else
         ``"uniform"``; ``"uniform"`` (uniform rows, variations redraw
@@ -223,6 +211,7 @@ class PrivateEvolutionSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the generator, the noise, the tie-breaking and sampling.
+        %(seed_warning)s
 
     Attributes
     ----------

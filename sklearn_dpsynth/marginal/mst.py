@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseSynthesizer, PublicDataSynthesizer
+from .._docstrings import fill_doc
 from .._progress import Progress
 from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
@@ -38,6 +39,7 @@ _WARM_START_FLOOR = 0.01
 _DENSE_QUERY_MAX = 512
 
 
+@fill_doc
 class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     """MST: a graphical model fitted to noisy marginals on a spanning tree.
 
@@ -68,30 +70,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain: ``{column: entry}`` where an entry is an int ``k``
-        (codes ``0..k-1``), a list of categories, a ``(low, high)`` tuple
-        (numeric, ``n_bins`` uniform bins) or a dict; a list of entries
-        aligned with the columns; or one int for all columns.  Undeclared
-        columns are learned as ``preprocessing`` says.
-    n_bins : int, default=32
-        Uniform bins of numeric columns; an integer column whose bounds hold at most
-        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
-        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns' bounds and categories are learned: with a
-        ``preprocessing_budget`` share of the budget, or read from the data
-        with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.3
-        Share of the zCDP budget (and of ``delta``) spent learning
-        undeclared columns; nothing is spent when all are declared.
-    max_categories : int, default=99
-        Categories kept per learned categorical column (rest -> "other").
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     initial_cliques : list of tuple of column names, default=None
         Marginals always measured in step 4; their columns start connected
         in the spanning tree, which is grown around them.
@@ -131,12 +110,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         and the epsilon spent so far.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
-        ``None`` (the default, and the only choice for a release) draws
-        fresh operating-system entropy on every fit.  A fixed seed is for
-        research reproducibility only: **the seed is the noise**, so whoever
-        knows it can re-run the fit on two neighbouring tables and tell them
-        apart; it is kept in ``get_params()`` and the pickle.  Keep it
-        secret and never publish it with a release.
+        %(seed_warning)s
     model_dtype : {"float64", "float32", "auto"}, default="float64"
         Floating type of the graphical model's log-potentials, beliefs and
         messages (``dtype`` of :func:`sklearn_dpsynth.pgm.estimate`);

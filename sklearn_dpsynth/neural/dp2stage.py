@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseSynthesizer
+from .._docstrings import fill_doc
 from ..backends import EncodedTable
 from ..preprocessing import align_columns
 from ..privacy import PrivacyLedger
@@ -29,6 +30,7 @@ from .text import RowText, WordVocabulary, public_table_text, value_strings
 __all__ = ["DP2StageSynthesizer"]
 
 
+@fill_doc
 class DP2StageSynthesizer(TorchSynthesizer):
     """Two-stage language-model synthesizer (Afonja, Wang, Kerkouche & Fritz, DP-2Stage).
 
@@ -62,21 +64,10 @@ class DP2StageSynthesizer(TorchSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
+    %(domain)s
     n_bins : int, default=100
         Uniform bins of numeric columns (a bin is written as its midpoint).
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Budget share spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(domain_learning)s
     value_tokens : {"whole", "pieces"}, default="whole"
         How a value of the private table is tokenized: ``"whole"``, one
         token per value (a number is its bin's token, a category or a
@@ -110,14 +101,10 @@ class DP2StageSynthesizer(TorchSynthesizer):
         is that ablation: every row of every batch (both stages) is written
         in a fresh uniformly random field order; sampling, scoring and
         :meth:`perplexity` then use the default order.
-    d_model : int, default=64
-        Transformer width (divisible by ``n_heads``).
-    n_layers : int, default=2
-        Number of transformer blocks.
-    n_heads : int, default=4
-        Attention heads.
-    d_ff : int or None, default=None
-        MLP width; ``4 * d_model`` when None.
+    %(d_model)s
+    %(n_layers)s
+    %(n_heads)s
+    %(d_ff)s
     dropout : float, default=0.0
         Dropout rate.
     epochs : float, default=10.0
@@ -154,6 +141,7 @@ class DP2StageSynthesizer(TorchSynthesizer):
         per fit: such a log must stay private.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the pseudo data, noise, batches, initialisation and sampling.
+        %(seed_warning)s
 
     Attributes
     ----------

@@ -7,11 +7,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docstrings import fill_doc
 from ._estimator import TransformerSynthesizer
 
 __all__ = ["SynLMSynthesizer"]
 
 
+@fill_doc
 class SynLMSynthesizer(TransformerSynthesizer):
     """Language-model synthesizer of Sablayrolles, Wang & Karrer, trained with DP-SGD.
 
@@ -38,35 +40,15 @@ class SynLMSynthesizer(TransformerSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (see :class:`~sklearn_dpsynth.IndependentSynthesizer`).
-    n_bins : int, default=100
-        Uniform bins of numeric columns; an integer column whose bounds hold at most
-        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
-        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Budget share spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     field_order : {"fixed", "random"}, default="fixed"
         Train on the table's column order only, or on random orders.
     augmult : int, default=1
         Presentations of each sampled row per step (AugMult).
-    d_model : int, default=64
-        Transformer width (divisible by ``n_heads``).
-    n_layers : int, default=2
-        Number of transformer blocks.
-    n_heads : int, default=4
-        Attention heads.
-    d_ff : int or None, default=None
-        MLP width; ``4 * d_model`` when None.
+    %(d_model)s
+    %(n_layers)s
+    %(n_heads)s
+    %(d_ff)s
     dropout : float, default=0.0
         Dropout rate (a different draw for every AugMult copy).
     epochs : float, default=6.0
@@ -93,37 +75,13 @@ class SynLMSynthesizer(TransformerSynthesizer):
         gradients (hooks) with AugMult, where they are faster.
     device : {"cpu", "cuda", "auto"}, default="auto"
         Where to train and sample.
-    verbose : int, default=0
-        ``1``: one line per epoch on stderr with the step and the epsilon
-        spent so far (the ledger's entries before training and the DP-SGD
-        steps done), public quantities only.  ``2`` or more also prints the
-        mean training loss of the epoch (nats per row), computed on the
-        private batches *without noise*, and raises a
-        :class:`~sklearn_dpsynth.exceptions.PrivacyWarning` once per fit:
-        such a log must stay private.  Pre-training (``pretrain_epochs``)
-        prints about ten lines with its loss on the public rows.
-    n_threads : int or None, default=1
-        torch intra-op CPU threads during fit, sample and score (restored
-        afterwards); None leaves torch's setting.  One thread is the default
-        because these models are small: on a busy machine, OpenMP threads
-        spin-waiting for cores made training several times *slower*
-        (measured 6x on a shared 2-core machine).
-    pretrain_epochs : float, default=0.0
-        Epochs of non-private pre-training on ``fit(..., public_data=P)``
-        before the DP-SGD run (0: none).  The public table is public: this
-        costs no budget, and the DP-SGD run starts from the pre-trained
-        weights.  Requires ``public_data`` when positive, and vice versa.
-    pretrain_lr : float, default=3e-3
-        Peak learning rate of the pre-training.
+    %(verbose_dpsgd)s
+    %(n_threads)s
+    %(pretrain)s
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the batches, the field orders, the initialisation
         and sampling.
-        ``None`` (the default, and the only choice for a release) draws
-        fresh operating-system entropy on every fit.  A fixed seed is for
-        research reproducibility only: **the seed is the noise**, so whoever
-        knows it can re-run the fit on two neighbouring tables and tell them
-        apart; it is kept in ``get_params()`` and the pickle.  Keep it
-        secret and never publish it with a release.
+        %(seed_warning)s
 
     Attributes
     ----------

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval
 from .._base import PublicDataSynthesizer
 
 __all__ = ["PublicDataSynthesizer", "WeightedRecords", "uniform_rows", "draw_indices",
-           "DEFAULT_SMOOTHING", "SMOOTHING_CONSTRAINT"]
+           "DEFAULT_SMOOTHING", "SMOOTHING_CONSTRAINT", "REWEIGHTING_CONSTRAINTS"]
 
 #: Default weight ``lam`` of the independent base measure in the smoothed
 #: densities of the record-based methods (PMW-pub, MST+public, Private
@@ -34,6 +34,17 @@ DEFAULT_SMOOTHING = 0.05
 
 #: Their ``smoothing`` parameter's constraint: a weight in ``[0, 1)``.
 SMOOTHING_CONSTRAINT = Interval(Real, 0, 1, closed="left")
+
+#: The constraints of the parameters the public-record reweighting methods
+#: (PMW-pub, MST+public) share: uniform rows, the reweighting's stopping
+#: rule, the smoothing and progress output.
+REWEIGHTING_CONSTRAINTS: dict = {
+    "n_uniform": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "smoothing": [SMOOTHING_CONSTRAINT],
+    "verbose": ["verbose"],
+}
 
 
 def uniform_rows(sizes: Sequence[int], n_rows: int, rng: np.random.Generator) -> np.ndarray:

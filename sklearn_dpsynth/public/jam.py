@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._docstrings import fill_doc
 from .._validation import DEPRECATED_NAME
 from ..marginal import PGMMixin
 from ..marginal.candidates import CandidateScorer
@@ -28,6 +29,7 @@ MEASURE_SHARE = 0.9
 ROUNDS_PER_COLUMN = 1
 
 
+@fill_doc
 class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
     """JAM: choose each round a marginal *and* whether to measure it or take it from public data.
 
@@ -62,21 +64,7 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
-    n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Share of the budget spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     workload : list, default=None
         Entries ``(columns, weight)`` or bare tuples of column names;
         ``None`` is every 2-way marginal of at most 10,000 cells.  The
@@ -96,10 +84,8 @@ class JAMSynthesizer(PGMMixin, PublicDataSynthesizer):
         0 is silent; 1 (or more) prints every round.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
-    max_iters, final_max_iters : int, default="deprecated"
-        Deprecated old names of ``max_iter`` and ``final_max_iter``; set,
-        they are used and ``fit`` warns (FutureWarning).  They will be
-        removed in the next release.
+        %(seed_warning)s
+    %(max_iters_deprecated)s
 
     Attributes
     ----------

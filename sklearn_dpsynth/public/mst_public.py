@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
+from .._docstrings import fill_doc
 from .._marginals import project_to_simplex
 from ..backends import NumpyTable
 from ..marginal.budget import budget_shares
 from ..marginal.selection import (Components, all_pairs, l1_pair_scores, maximum_spanning_tree,
                                   mutual_information, private_kruskal)
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+from .base import (DEFAULT_SMOOTHING, REWEIGHTING_CONSTRAINTS, PublicDataSynthesizer,
                    RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total
@@ -23,6 +22,7 @@ from .pmw import _progress
 __all__ = ["MSTPublicSynthesizer"]
 
 
+@fill_doc
 class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     """MST's measurements, with generation by reweighting public records.
 
@@ -53,21 +53,7 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
-    n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Share of the budget spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     public_selection : bool, default=False
         Choose the tree on the public table (no selection budget).
     n_uniform : int, default=10000
@@ -76,14 +62,12 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
         Largest number of projected-gradient steps of the reweighting.
     tol : float, default=1e-6
         Relative step size at which the reweighting stops.
-    smoothing : float in [0, 1), default=0.05
-        ``lam``, the weight of the independent base measure in the model
-        (see Likelihood): ``sample`` draws that share of rows from it.
-        ``0`` keeps the records alone (rows outside them score ``-inf``).
+    %(smoothing_records)s
     verbose : int, default=0
         0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections, the uniform rows and sampling.
+        %(seed_warning)s
 
     Attributes
     ----------
@@ -138,12 +122,8 @@ class MSTPublicSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
+        **REWEIGHTING_CONSTRAINTS,
         "public_selection": ["boolean"],
-        "n_uniform": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [SMOOTHING_CONSTRAINT],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
+from .._docstrings import fill_doc
 from .._progress import Progress
 from ..privacy import PrivacyLedger
-from .base import (DEFAULT_SMOOTHING, SMOOTHING_CONSTRAINT, PublicDataSynthesizer,
+from .base import (DEFAULT_SMOOTHING, REWEIGHTING_CONSTRAINTS, PublicDataSynthesizer,
                    RecordsModelMixin, WeightedRecords, uniform_rows)
 from ._reweight import one_way_estimates, reweight_records
 from ._workload import measure_workload_table, noisy_total, workload_positions
@@ -22,6 +20,7 @@ def _progress(verbose: bool, message: str) -> None:
     Progress(verbose).line(f"[{message}]")
 
 
+@fill_doc
 class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     """PMW-pub: non-negative weights on public records that fit noisy marginals.
 
@@ -46,21 +45,7 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain (as for :class:`~sklearn_dpsynth.MSTSynthesizer`).
-    n_bins : int, default=32
-        Uniform bins of numeric columns.
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns are learned.
-    preprocessing_budget : float in (0, 1), default=0.1
-        Share of the budget spent learning undeclared columns.
-    max_categories : int, default=99
-        Categories kept per learned categorical column.
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     workload : list, default=None
         Marginals to measure: entries ``(columns, weight)`` or bare tuples of
         column names; ``None`` is every 2-way marginal of at most 10,000
@@ -73,14 +58,12 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
     tol : float, default=1e-6
         The reweighting stops when a step moves the weights by at most
         ``tol`` times their norm.
-    smoothing : float in [0, 1), default=0.05
-        ``lam``, the weight of the independent base measure in the model
-        (see Likelihood): ``sample`` draws that share of rows from it.
-        ``0`` keeps the records alone (rows outside them score ``-inf``).
+    %(smoothing_records)s
     verbose : int, default=0
         0 is silent; 1 (or more) prints the steps.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the uniform rows and sampling.
+        %(seed_warning)s
 
     Attributes
     ----------
@@ -141,12 +124,8 @@ class PMWPubSynthesizer(RecordsModelMixin, PublicDataSynthesizer):
 
     _parameter_constraints: dict = {
         **PublicDataSynthesizer._parameter_constraints,
+        **REWEIGHTING_CONSTRAINTS,
         "workload": [list, tuple, None],
-        "n_uniform": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "smoothing": [SMOOTHING_CONSTRAINT],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, *, domain=None, n_bins=32, preprocessing="private",

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..._base import BaseSynthesizer
+from ..._docstrings import fill_doc
 from ..._progress import Progress
 from ..._validation import DEPRECATED_NAME
 from ...backends import EncodedTable
@@ -32,6 +33,7 @@ __all__ = ["AIMSynthesizer"]
 ROUNDS_PER_COLUMN = 16
 
 
+@fill_doc
 class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     """AIM: workload-aware, adaptive selection and measurement of marginals.
 
@@ -64,30 +66,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
 
     Parameters
     ----------
-    domain : dict, list, int or None, default=None
-        Public domain: ``{column: entry}`` where an entry is an int ``k``
-        (codes ``0..k-1``), a list of categories, a ``(low, high)`` tuple
-        (numeric, ``n_bins`` uniform bins) or a dict; a list of entries
-        aligned with the columns; or one int for all columns.  Undeclared
-        columns are learned as ``preprocessing`` says.
-    n_bins : int, default=32
-        Uniform bins of numeric columns; an integer column whose bounds hold at most
-        ``INTEGER_RESOLUTION_MAX`` (100) integers gets one code per integer
-        instead (see :func:`~sklearn_dpsynth.domain.numeric_edges`).
-    preprocessing : {"private", "private-lenient", "non-private"}, default="private"
-        How undeclared columns' bounds and categories are learned: with a
-        ``preprocessing_budget`` share of the budget, or read from the data
-        with a :class:`~sklearn_dpsynth.exceptions.PrivacyWarning`.
-    preprocessing_budget : float in (0, 1), default=0.3
-        Share of the zCDP budget (and of ``delta``) spent learning
-        undeclared columns; nothing is spent when all are declared.
-    max_categories : int, default=99
-        Categories kept per learned categorical column (rest -> "other").
-    bin_value : {"uniform", "midpoint"}, default="uniform"
-        Where a sampled numeric value is placed in its bin: a uniform draw
-        within the bin (among its integers for an integer column), or the
-        bin's midpoint.  Per-integer codes and declared ``points`` decode
-        exactly either way.  Post-processing: it costs no budget.
+    %(common_parameters)s
     workload : list, default=None
         The marginals the synthetic data should preserve: entries
         ``(columns, weight)`` with ``columns`` a tuple of column names (of
@@ -159,12 +138,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         ``history_``.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the noise, the selections and sampling.
-        ``None`` (the default, and the only choice for a release) draws
-        fresh operating-system entropy on every fit.  A fixed seed is for
-        research reproducibility only: **the seed is the noise**, so whoever
-        knows it can re-run the fit on two neighbouring tables and tell them
-        apart; it is kept in ``get_params()`` and the pickle.  Keep it
-        secret and never publish it with a release.
+        %(seed_warning)s
     model_dtype : {"auto", "float32", "float64"}, default="auto"
         Floating type of the graphical model's log-potentials, beliefs and
         messages (``dtype`` of :func:`sklearn_dpsynth.pgm.estimate`);
@@ -179,10 +153,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         float64 (an explicit ``"float32"`` there warns).  ``"float64"``
         gives the results of earlier versions (up to the last digits).
         The size cap ``max_model_size`` counts 8 bytes a cell in all cases.
-    max_iters, final_max_iters : int, default="deprecated"
-        Deprecated old names of ``max_iter`` and ``final_max_iter``; set,
-        they are used and ``fit`` warns (FutureWarning).  They will be
-        removed in the next release.
+    %(max_iters_deprecated)s
 
     Attributes
     ----------
