@@ -421,6 +421,8 @@ def datetime_unit(stamps: pd.Series) -> str | None:
 def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None) -> dict:
     values = as_numbers(present)
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
+    if values.min() == values.max():
+        return _constant_numeric(float(values.min()), integer)
     low, high = outward_round(float(values.min()), float(values.max()), integer)
     cast = int if integer else float
     entry: dict[str, Any] = {"kind": "numeric", "bounds": [cast(low), cast(high)],
@@ -437,6 +439,21 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
     entry["note"] = ("bounds: the data's range rounded outward; replace them with the "
                      "documented range")
     return entry
+
+
+def _constant_numeric(value: float, integer: bool) -> dict:
+    """The draft of a column whose present values are all ``value``: its one
+    integer (bounds half a unit either side, so the column has one code and
+    samples only ``value``), or for a float a point mass at ``value`` inside
+    bounds rounded outward (the rest of the range holds only noise)."""
+    note = ("constant: every present value is the same; a synthetic column tells nothing "
+            "about it: drop the column, or replace the bounds with the documented range")
+    if integer:
+        return {"kind": "numeric", "bounds": [value - 0.5, value + 0.5], "integer": True,
+                "note": note}
+    low, high = outward_round(value, value)
+    return {"kind": "numeric", "bounds": [low, high], "integer": False, "points": [value],
+            "note": note}
 
 
 def outward_round(low: float, high: float, integer: bool = False) -> tuple[float, float]:

@@ -293,3 +293,26 @@ def test_rare_values_of_a_large_table_are_left_to_other():
     entry = draft["country"]
     assert entry["categories"] == ["CA", "US"] and entry["other"] is True
     assert "2 values" in entry["note"] and "TH" not in entry["note"]
+
+
+def test_a_constant_column_is_drafted_so_that_it_samples_only_its_value():
+    """A constant integer column (e.g. a year) is drafted with bounds half a
+    unit either side of its value (one code: every synthetic value is that
+    value, never the next integer that outward rounding would admit); a
+    constant float gets a point mass at its value; both say they are constant."""
+    from sklearn_dpsynth import MSTSynthesizer
+    from sklearn_dpsynth.domain import Domain
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"year": [2013] * 2000, "level": [2.5] * 2000,
+                          "c": rng.choice(["a", "b"], 2000)})
+    with pytest.warns(PrivacyWarning):
+        draft = describe_domain(frame)
+    assert draft["year"]["bounds"] == [2012.5, 2013.5] and draft["year"]["integer"]
+    assert draft["level"]["points"] == [2.5]
+    assert all(draft[c]["note"].startswith("constant") for c in ("year", "level"))
+    assert Domain.from_declaration({"year": draft["year"]}).sizes == [1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MSTSynthesizer(domain=draft, random_state=0).fit(frame, epsilon=1.0)
+    assert set(model.sample(3000, random_state=0)["year"]) == {2013}
