@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._domain_learning import as_numbers, can_hold_missing, column_kind, is_integer
 from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN
-from ._input import check_table
+from ._domain_learning import can_hold_missing, column_kind, is_integer
+from ._input import as_numbers, check_table
 from .domain import is_per_integer
 from .exceptions import PrivacyWarning
 
