@@ -83,7 +83,7 @@ def test_ledger_total_equals_the_budget_with_the_three_way_layer(epsilon):
 
 def test_largest_model_size_bounds_every_junction_tree():
     """The size bound that lets AIM skip triangulations is above every tree's size."""
-    from sklearn_dpsynth.marginal.aim._model import largest_model_size_mb
+    from sklearn_dpsynth.marginal.candidates import largest_model_size_mb
     from sklearn_dpsynth.pgm import ModelDomain
     from sklearn_dpsynth.pgm.junction_tree import model_size_mb
 

@@ -17,7 +17,7 @@ from ..backends import EncodedTable
 from ..pgm import GraphicalModel, JunctionTree, model_size_mb
 from .workload import n_cells
 
-__all__ = ["CandidateScorer"]
+__all__ = ["CandidateScorer", "largest_model_size_mb"]
 
 Marginal = tuple[int, ...]
 
@@ -89,7 +89,12 @@ class CandidateScorer:
         -------
         list of tuple of int
             Never empty: every 1-way marginal is covered by any model.
+            Once ``limit_mb`` is at least :func:`largest_model_size_mb` of the
+            tree's domain, every candidate, without triangulating the grown
+            trees (the same list, in the same order).
         """
+        if limit_mb >= largest_model_size_mb(tree.domain.shape):
+            return list(self.weights)
         out = []
         for marginal in self.weights:
             covered = tree.index_containing(self.clique(marginal)) is not None
@@ -138,3 +143,32 @@ class CandidateScorer:
             scores[k] = self.weights[marginal] * (error - penalty)
         sensitivity = max(self.weights[m] for m in candidates)
         return scores, sensitivity, answers
+
+
+def largest_model_size_mb(sizes: Sequence[int]) -> float:
+    """An upper bound (MiB, 8 bytes a cell) on the size of any junction tree over ``sizes``.
+
+    The engine's trees come from an elimination order ``v_1, ..., v_d``:
+    the clique created when ``v_i`` is eliminated holds only ``v_i`` and
+    vertices not yet eliminated, so it has at most ``P / prod_{j<i} s(v_j)``
+    cells, ``P`` being the product of all sizes; the maximal cliques are
+    among the created ones.  The denominators are smallest when the
+    smallest columns are eliminated first, hence the bound
+    ``sum_i P / (product of the i smallest sizes)`` (about ``2 P`` when
+    every column has two codes or more), whatever the cliques.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Number of codes of every attribute.
+
+    Returns
+    -------
+    float
+    """
+    ascending = sorted(int(s) for s in sizes)
+    remaining, cells = math.prod(ascending), 0
+    for size in ascending:
+        cells += remaining
+        remaining //= size
+    return cells * 8 / 2**20 if cells.bit_length() < 1000 else math.inf

@@ -90,15 +90,7 @@ def measure_marginals(
     list of ndarray
         Flattened (C-order) noisy counts of every marginal (integers).
     """
-    if len(cliques) != len(sigmas):
-        raise ValueError("cliques and sigmas must have the same length.")
-    out = []
-    for clique, sigma in zip(cliques, sigmas):
-        counts = table.counts(clique).ravel()
-        out.append(ledger.gaussian(counts, sigma=float(sigma), rng=rng,
-                                   target=describe(table.columns, clique),
-                                   n_cells=counts.size))
-    return out
+    return [y for (y,) in _measure_parts(table, cliques, sigmas, ledger, rng, halves=False)]
 
 
 def measure_marginal_halves(
@@ -132,14 +124,27 @@ def measure_marginal_halves(
     list of (ndarray, ndarray)
         The two halves' flattened noisy counts (integers) of every marginal.
     """
+    return _measure_parts(table, cliques, sigmas, ledger, rng, halves=True)
+
+
+def _measure_parts(table: EncodedTable, cliques: Sequence[Sequence[int]],
+                   sigmas: Sequence[float], ledger: PrivacyLedger, rng: np.random.Generator,
+                   halves: bool) -> list[tuple[np.ndarray, ...]]:
+    """Every marginal counted once and released once at ``sigma``, or twice at ``sqrt(2) sigma``.
+
+    The releases follow each other marginal by marginal, each recorded by
+    ``ledger.gaussian``; a half's ledger target says which half it is.
+    """
     if len(cliques) != len(sigmas):
         raise ValueError("cliques and sigmas must have the same length.")
     out = []
     for clique, sigma in zip(cliques, sigmas):
         counts = table.counts(clique).ravel()
         target = describe(table.columns, clique)
-        out.append(tuple(
-            ledger.gaussian(counts, sigma=float(np.sqrt(2.0) * sigma), rng=rng,
-                            target=f"{target}, half {k} of 2", n_cells=counts.size)
-            for k in (1, 2)))
+        if halves:
+            sigma, targets = np.sqrt(2.0) * sigma, [f"{target}, half {k} of 2" for k in (1, 2)]
+        else:
+            targets = [target]
+        out.append(tuple(ledger.gaussian(counts, sigma=float(sigma), rng=rng, target=name,
+                                         n_cells=counts.size) for name in targets))
     return out

@@ -226,9 +226,7 @@ def _einsum_reduce(values: np.ndarray, axes: set[int]) -> np.ndarray:
         kept_shape = tuple(values.shape[k] for k in kept)
         moved = np.ascontiguousarray(np.moveaxis(values, kept, range(len(kept))))
         return _sum_columns(moved.reshape(math.prod(kept_shape), -1)).reshape(kept_shape)
-    if values.ndim > len(_LETTERS):
-        return np.add.reduce(values, axis=tuple(sorted(axes)))
-    letters = _LETTERS[:values.ndim]
+    letters = _LETTERS[:values.ndim]  # at most _MANY_AXES: fewer than _LETTERS
     kept = "".join(c for k, c in enumerate(letters) if k not in axes)
     return np.einsum(f"{letters}->{kept}", values)
 

@@ -19,8 +19,7 @@ from ...pgm import GraphicalModel, JunctionTree, ModelDomain
 from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, independent_start,
-                     largest_model_size_mb, parse_structural_zeros, refit,
-                     refit_from_independent)
+                     parse_structural_zeros, refit, refit_from_independent)
 from ..candidates import CandidateScorer
 from ..compression import DomainCompression
 from ..measure import describe
@@ -418,7 +417,6 @@ class _Run:
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
-        self.largest_size_mb = largest_model_size_mb(options.model_domain.shape)
 
     # ---------------------------------------------------------- releases
     @property
@@ -470,7 +468,7 @@ class _Run:
         schedule.begin_round(self.ledger.rho_remaining())
         cost = schedule.round_cost if not schedule.final else self.ledger.rho_remaining()
         limit = self.options.max_model_size * min((self.rho_used + cost) / self.rho_total, 1.0)
-        candidates = self._eligible(limit)
+        candidates = self.scorer.eligible(self.model.tree, limit)
         chosen, before = self.select(candidates, schedule, round_)
         sigma, epsilon = schedule.sigma, schedule.epsilon
         if schedule.final:
@@ -485,18 +483,6 @@ class _Run:
         annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
                             len(candidates), est)
-
-    def _eligible(self, limit: float) -> list[tuple[int, ...]]:
-        """The candidates the size cap ``limit`` (MiB) admits this round.
-
-        Once ``limit`` is above the size any junction tree over the domain
-        can have (:func:`largest_model_size_mb`), every candidate is
-        admitted without triangulating the grown trees: the same list, in
-        the same order, as the per-candidate check would give.
-        """
-        if limit >= self.largest_size_mb:
-            return list(self.scorer.weights)
-        return self.scorer.eligible(self.model.tree, limit)
 
     def _hand_over_model(self) -> GraphicalModel:
         """The current model, no longer referenced here (``refit`` frees it early)."""

@@ -19,7 +19,6 @@ private table.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
@@ -28,8 +27,8 @@ from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 from ...pgm.estimation import (DiscrepancyStop, estimate_from_tables, estimation_tree,
                                initial_tables)
 
-__all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start",
-           "largest_model_size_mb", "refit", "refit_from_independent"]
+__all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
+           "refit_from_independent"]
 
 Marginal = tuple[int, ...]
 
@@ -228,35 +227,6 @@ def _zero_mask(columns, pos, cells, domain) -> np.ndarray:
             raise ValueError(f"structural_zeros: {error}") from None
         mask[codes] = True
     return mask
-
-
-def largest_model_size_mb(sizes: Sequence[int]) -> float:
-    """An upper bound (MiB, 8 bytes a cell) on the size of any junction tree over ``sizes``.
-
-    The engine's trees come from an elimination order ``v_1, ..., v_d``:
-    the clique created when ``v_i`` is eliminated holds only ``v_i`` and
-    vertices not yet eliminated, so it has at most ``P / prod_{j<i} s(v_j)``
-    cells, ``P`` being the product of all sizes; the maximal cliques are
-    among the created ones.  The denominators are smallest when the
-    smallest columns are eliminated first, hence the bound
-    ``sum_i P / (product of the i smallest sizes)`` (about ``2 P`` when
-    every column has two codes or more), whatever the cliques.
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        Number of codes of every attribute.
-
-    Returns
-    -------
-    float
-    """
-    ascending = sorted(int(s) for s in sizes)
-    remaining, cells = math.prod(ascending), 0
-    for size in ascending:
-        cells += remaining
-        remaining //= size
-    return cells * 8 / 2**20 if cells.bit_length() < 1000 else math.inf
 
 
 def grow_tree(tree: JunctionTree, clique: Sequence[str]) -> JunctionTree:
