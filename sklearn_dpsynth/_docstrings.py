@@ -46,8 +46,9 @@ _SEED_WARNING = """\
 fresh operating-system entropy on every fit.  A fixed seed is for
 research reproducibility only: **the seed is the noise**, so whoever
 knows it can re-run the fit on two neighbouring tables and tell them
-apart; it is kept in ``get_params()`` and the pickle.  Keep it
-secret and never publish it with a release."""
+apart; it is kept in ``get_params()`` and in a pickle of the model
+(:func:`~sklearn_dpsynth.save` drops it unless ``keep_random_state=True``).
+Keep it secret and never publish it with a release."""
 
 #: The shared entries, by placeholder name.  A full parameter entry starts
 #: with its ``name : type`` line; a fragment (``seed_warning``) is text that

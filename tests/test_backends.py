@@ -344,3 +344,25 @@ def test_in_memory_source_reads_kinds_into_its_own_table_not_the_callers():
     assert source.range_counts("a", np.array([2.0, 3.0])).tolist() == [1.0, 1.0, 1.0]
     domain = Domain.from_declaration({"a": {"bounds": (0, 4), "n_bins": 4, "missing": True}})
     assert source.encode(domain).to_numpy()[:, 0].tolist() == [1, 2, 4, 3]
+
+
+def test_a_second_fit_on_the_same_in_memory_source_reads_and_pays_for_the_kinds_again():
+    """Fitting twice on one source reads its text columns' kinds from the input
+    each time (a "kind of" ledger entry in both fits, as a DuckDB source does):
+    the second fit neither inherits the first fit's private choice unpaid nor
+    changes its seeded output."""
+    from sklearn_dpsynth import IndependentSynthesizer
+    from sklearn_dpsynth.backends import InMemorySource
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": pd.Series([str(v) for v in rng.integers(0, 50, 2000)],
+                                         dtype=object),
+                          "b": pd.Series(rng.choice(["x", "y"], 2000), dtype=object)})
+    source = InMemorySource(frame)
+    fits = [IndependentSynthesizer(random_state=1).fit(table, epsilon=1.0)
+            for table in (source, source, frame)]
+    for fit in fits:
+        assert "kind of 'a'" in [entry.target for entry in fit.privacy_ledger_.entries]
+        assert fit.feature_dtypes_in_ == fits[-1].feature_dtypes_in_
+    samples = [fit.sample(50, random_state=0) for fit in fits]
+    assert all(sample.equals(samples[-1]) for sample in samples)

@@ -46,7 +46,10 @@ class InMemorySource(TableSource):
     """
 
     def __init__(self, X: Any) -> None:
-        self.frame, self._form = as_frame(X)
+        # the input as given, and the table as read (its text columns cast by kind
+        # once a fit has read them): every fit reads its kinds from the input
+        self._input, self._form = as_frame(X)
+        self.frame = self._input
 
     @property
     def columns(self) -> list:
@@ -65,23 +68,25 @@ class InMemorySource(TableSource):
         ValueError
             On an empty table or duplicate column names.
         """
-        check_frame(self.frame)
-        return InputForm(self._form.columns, list(self.frame.dtypes), self._form.is_frame)
+        check_frame(self._input)
+        return InputForm(self._form.columns, list(self._input.dtypes), self._form.is_frame)
 
     def rows_in_memory(self) -> pd.DataFrame:
         """The table itself (its text columns read by kind, once read)."""
         return self.frame
 
     def columns_to_measure(self, declared: Mapping[Hashable, Any]) -> list:
-        """Text (object) and datetime columns whose kind or unit is learned."""
-        return columns_to_measure(dict(self.frame.dtypes.items()), declared)
+        """Text (object) and datetime columns of the input whose kind or unit is learned."""
+        return columns_to_measure(dict(self._input.dtypes.items()), declared)
 
     def read_column_kinds(self, declared: Mapping[Hashable, Any], *, budget: Any,
                           rng: np.random.Generator | None,
                           preprocessing: str = "private") -> dict:
-        """Cast the text columns by their kinds (``sklearn_dpsynth._column_kinds.read_kinds``);
-        the table held from now on is the cast one (the input is not modified)."""
-        self.frame, kinds = read_kinds(self.frame, declared, budget=budget, rng=rng,
+        """Cast the input's text columns by their kinds (``sklearn_dpsynth._column_kinds.read_kinds``);
+        the table held from now on is the cast one.  The input is neither
+        modified nor replaced: a later fit on the same source reads (and
+        pays for) its kinds again, as an engine source does."""
+        self.frame, kinds = read_kinds(self._input, declared, budget=budget, rng=rng,
                                        preprocessing=preprocessing)
         return kinds
 

@@ -212,8 +212,7 @@ def _collapse_flags(real: pd.DataFrame, synth: pd.DataFrame,
     ``unscored`` columns (modelled as ``<other>`` alone) get one flag saying
     so, whether declared that way or learned so by the model."""
     flags = []
-    unlisted = {c for c, entry in (domain or {}).items()
-                if isinstance(entry, Mapping) and entry.get("categories") == []}
+    unlisted = _declared_unlisted(domain)
     for column in real.columns:
         if column in unscored:
             how = ("declared with no category listed" if column in unlisted
@@ -251,13 +250,18 @@ def _other_only_columns(columns: Any, domain: Mapping | None, model: Any,
     held so by ``model``'s domain.  No value of them is released, so every
     synthetic value is ``<other>``: scoring them would only measure that
     (a 1-way TVD of 1 for an identifier).  The target is always scored."""
-    unlisted = {c for c, entry in (domain or {}).items()
-                if isinstance(entry, Mapping) and entry.get("categories") == []}
+    unlisted = _declared_unlisted(domain)
     specs = getattr(model, "domain_", None) or ()
     unlisted |= {spec.name for spec in specs
                  if spec.kind == "categorical" and not spec.categories}
     unscored = [c for c in columns if c in unlisted and c != target]
     return unscored if len(unscored) < len(columns) else []  # nothing left to score
+
+
+def _declared_unlisted(domain: Mapping | None) -> set:
+    """Columns the domain declares with no category listed (``{"categories": []}``)."""
+    return {c for c, entry in (domain or {}).items()
+            if isinstance(entry, Mapping) and entry.get("categories") == []}
 
 
 def _without_columns(dropped: list, *tables: pd.DataFrame | None,
