@@ -78,7 +78,8 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
         operating-system entropy on every fit.  A fixed seed makes fits
         reproducible for research, but **the seed is the noise**: whoever
         knows it can re-run the fit on two neighbouring tables and tell
-        them apart, and it is kept in ``get_params()`` and in a pickle of the transformer.
+        them apart, and it is kept in ``get_params()`` and in a pickle of
+        the transformer.
         Keep a fixed seed secret and never publish it with a release.
 
     Attributes
