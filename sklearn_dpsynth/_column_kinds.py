@@ -270,13 +270,25 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
         dtype=bool)
     dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
     if is_date.any():
-        dates[has_offset] = pd.to_datetime(strings[has_offset].astype(object), format="ISO8601",
-                                           errors="coerce", utc=True)
+        dates[has_offset] = _in_ns_range(pd.to_datetime(
+            strings[has_offset].astype(object), format="ISO8601", errors="coerce", utc=True))
         naive = is_date & ~has_offset
-        wall = pd.to_datetime(strings[naive].astype(object), format="ISO8601", errors="coerce")
+        wall = _in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
+                                           errors="coerce"))
         dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
                         .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+def _in_ns_range(stamps: pd.Series) -> pd.Series:
+    """``stamps`` as ``datetime64[ns]``, those outside its range (years before 1677 or
+    after 2262, which pandas parses at a coarser unit) as NaT: such a date does not
+    read as a date (a text cell), so that one row's value never raises (an exception
+    would depend on that row, and would name its value)."""
+    low, high = pd.Timestamp.min, pd.Timestamp.max
+    if stamps.dt.tz is not None:
+        low, high = low.tz_localize("UTC"), high.tz_localize("UTC")
+    return stamps.where(stamps.between(low, high)).dt.as_unit("ns")
 
 
 def _unit_cells(stamps: pd.Series) -> np.ndarray:
