@@ -197,6 +197,28 @@ def test_typed_datetime_neighbours_share_the_ledger_labels():
     assert lines == view(neighbour)
 
 
+@pytest.mark.parametrize("extra", ["9999-12-31", "0001-01-01"])
+def test_a_date_outside_nanoseconds_in_a_microsecond_column_changes_nothing_public(extra):
+    """D and D' (one added row of a year pandas holds only in microseconds): the
+    fit does not raise (an exception would name that row's date), and the
+    ledger lines, domain sizes and learned bounds are those of D (the row falls
+    in the outermost year cell, below the noise)."""
+    frame = _monthly(n=1200).astype({"when": "datetime64[us]"})
+    row = pd.DataFrame({"when": pd.Series([pd.Timestamp(extra)]).astype("datetime64[us]"),
+                        "flag": ["a"]})
+    neighbour = pd.concat([frame, row], ignore_index=True)
+
+    def view(table):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = IndependentSynthesizer(random_state=3).fit(table, epsilon=5.0)
+        summary = model.privacy_ledger_.summary()
+        return (list(zip(summary["share"], summary["target"], summary["mechanism"])),
+                model.domain_.sizes, str(model.sample(20, random_state=0)["when"].dtype))
+
+    assert view(frame) == view(neighbour)
+
+
 def test_typed_datetime_unit_needs_signal():
     """A handful of rows at a small budget: the unit's counts are noise, so no
     unit is claimed (values are not floored to a noise-chosen unit)."""
