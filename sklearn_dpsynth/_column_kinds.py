@@ -85,14 +85,18 @@ KIND_SHARE = 0.1
 
 #: A whole number (after stripping spaces; trailing zero decimals such as ``12.0``, as
 #: pandas writes integer columns with missing values, still read as whole).
-INTEGER_PATTERN = r"[+-]?\d+(?:\.0*)?"
+#: Digits are ASCII ``[0-9]`` in every pattern: Python's ``\d`` also matches other
+#: scripts' digits (``"١٢"``), which DuckDB's and Spark's regular expressions do not,
+#: and which no number parser reads.
+INTEGER_PATTERN = r"[+-]?[0-9]+(?:\.0*)?"
 #: A decimal number, with an optional exponent.
-NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 #: An ISO 8601 date, with an optional time and UTC offset.
-DATE_PATTERN = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?"
-                r"(?:Z|[+-]\d{2}:?\d{2})?")
+DATE_PATTERN = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+                r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?")
 #: A date with a UTC offset.
-OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
+OFFSET_PATTERN = r".*(?:Z|[+-][0-9]{2}:?[0-9]{2})"
 
 _UNITS = ("year", "month", "day", "hour", "minute", "second")
 #: Cells of a column's kind histogram: every present value lands in one.
@@ -264,7 +268,9 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
     is_number = strings.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool)
     numbers = np.full(len(text), np.nan)
     if is_number.any():
-        numbers[is_number] = pd.to_numeric(strings[is_number]).to_numpy(dtype=float)
+        # parsed as floats directly: a whole number past 1e308 is inf, not an
+        # OverflowError quoting it
+        numbers[is_number] = strings[is_number].astype("float64").to_numpy(dtype=float)
     is_date = strings.str.fullmatch(DATE_PATTERN).fillna(False).to_numpy(dtype=bool)
     has_offset = is_date & strings.str.fullmatch(OFFSET_PATTERN).fillna(False).to_numpy(
         dtype=bool)

@@ -135,6 +135,10 @@ def _public_view(model):
     # ISO dates outside datetime64[ns] (pandas parses them at a coarser unit): text
     {"sex": "F", "age": "40", "when": "9999-12-31", "amount": "10.5"},
     {"sex": "F", "age": "40", "when": "0001-01-01T00:00Z", "amount": "10.5"},
+    # digits of another script (Python's \\d matches them, no parser reads them): text
+    {"sex": "F", "age": "\u0664\u0660", "when": "2013-05-01", "amount": "10.5"},
+    # a whole number past the largest float: inf, not an OverflowError quoting it
+    {"sex": "F", "age": "9" * 400, "when": "2013-05-01", "amount": "10.5"},
 ])
 def test_csv_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
     frame = _csv_table()
