@@ -303,7 +303,8 @@ def _text_as_numbers(text: pd.Series) -> pd.Series | None:
         return None
     if not text.str.fullmatch(NUMBER_PATTERN).all():  # what fit reads as a number
         return None
-    return pd.to_numeric(text).astype(float)
+    numbers = text.astype(float)  # past the largest float: inf, not an OverflowError
+    return numbers if np.isfinite(numbers.to_numpy()).all() else None
 
 
 def _text_as_dates(text: pd.Series) -> pd.Series | None:
@@ -420,6 +421,15 @@ def datetime_unit(stamps: pd.Series) -> str | None:
 # ------------------------------------------------------------ numbers
 def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None) -> dict:
     values = as_numbers(present)
+    infinite = ~np.isfinite(values)
+    if infinite.all():
+        raise ValueError(f"column {series.name!r} holds only infinite values: declare its "
+                         "bounds, or drop it.")
+    if infinite.any():  # bounds of the finite values; the note says why the rest clip
+        entry = _describe_numeric(series, present[~infinite], n_bins)
+        entry["note"] = (entry.get("note", "") + "; infinite values lie outside the "
+                         "bounds (declare clip=True, or replace them)").lstrip("; ")
+        return entry
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():
         return _constant_numeric(float(values.min()), integer)
