@@ -77,7 +77,7 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
-           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit"]
+           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -276,17 +276,17 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
         dtype=bool)
     dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
     if is_date.any():
-        dates[has_offset] = _in_ns_range(pd.to_datetime(
+        dates[has_offset] = in_ns_range(pd.to_datetime(
             strings[has_offset].astype(object), format="ISO8601", errors="coerce", utc=True))
         naive = is_date & ~has_offset
-        wall = _in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
+        wall = in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
                                            errors="coerce"))
         dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
                         .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
 
 
-def _in_ns_range(stamps: pd.Series) -> pd.Series:
+def in_ns_range(stamps: pd.Series) -> pd.Series:
     """``stamps`` as ``datetime64[ns]``, those outside its range (years before 1677 or
     after 2262, which pandas parses at a coarser unit) as NaT: such a date does not
     read as a date (a text cell), so that one row's value never raises (an exception

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN
+from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN, in_ns_range
 from ._domain_learning import can_hold_missing, column_kind, is_integer
 from ._input import as_numbers, check_table
 from .domain import is_per_integer
@@ -316,9 +316,11 @@ def _text_as_dates(text: pd.Series) -> pd.Series | None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return pd.to_datetime(text, format="ISO8601", utc=utc)
+                stamps = pd.to_datetime(text, format="ISO8601", utc=utc)
         except (ValueError, TypeError, OverflowError):
             continue
+        # a date fit cannot hold (outside datetime64[ns]) would be refused there
+        return stamps if in_ns_range(stamps).notna().all() else None
     return None
 
 

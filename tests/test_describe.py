@@ -335,3 +335,15 @@ def test_infinite_values_are_left_out_of_the_drafted_bounds():
     assert entry["bounds"][1] >= 5.5 and "infinite" in entry["note"]
     with pytest.warns(PrivacyWarning), pytest.raises(ValueError, match="'g' holds only infinite"):
         describe_domain(pd.DataFrame({"g": [np.inf, -np.inf]}))
+
+
+def test_dates_that_fit_cannot_hold_are_not_drafted_as_dates():
+    """fit reads a date outside datetime64[ns] as text (refused in a declared
+    datetime column), so the draft does not declare such a column datetime."""
+    frame = pd.DataFrame({"d": pd.Series(["2020-01-01", "2021-05-03", "9999-12-31"],
+                                         dtype=object)})
+    with pytest.warns(PrivacyWarning):
+        entry = describe_domain(frame)["d"]
+    assert entry.get("kind") != "datetime"
+    with pytest.warns(PrivacyWarning):
+        TableDiscretizer(domain=describe_domain(frame)).fit(frame)  # the draft fits
