@@ -672,7 +672,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     for name in source.columns:
         entry = declared.get(name)
         if name not in text or (entry is None and name not in noisy):
-            kinds[name], _ = _kind_of(schema[name], None, noisy.get(name), sigma)
+            kinds[name], _ = _kind_of(schema[name], entry, noisy.get(name), sigma)
             continue
         if entry is not None:
             kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)

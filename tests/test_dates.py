@@ -251,6 +251,26 @@ def test_typed_datetime_unit_same_on_duckdb(tmp_path, seed, tz):
                                   memory.privacy_ledger_.summary())
 
 
+def test_a_declared_zone_of_a_typed_datetime_column_same_on_duckdb(tmp_path):
+    """A typed (naive) datetime column declared ``{"kind": "datetime", "tz": ...}``
+    without a unit: the engine reads the zone from the declaration, as the
+    DataFrame path does (it read the column's dtype, which has none)."""
+    pytest.importorskip("duckdb")
+    frame = _monthly(n=2400)
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        memory = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=5.0)
+        engine = IndependentSynthesizer(random_state=0, domain=declared).fit(str(path),
+                                                                             epsilon=5.0)
+    assert memory.domain_["when"].tz == "Europe/Paris"
+    assert engine.domain_["when"].tz == memory.domain_["when"].tz
+    assert engine.domain_["when"].unit == memory.domain_["when"].unit
+    np.testing.assert_array_equal(engine.domain_["when"].edges, memory.domain_["when"].edges)
+
+
 def test_offset_csv_reads_the_same_on_duckdb(tmp_path):
     pytest.importorskip("duckdb")
     path = _offset_csv(tmp_path)
