@@ -1058,7 +1058,10 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         if column_kind(series) == "categorical":
             specs[name], kept = _private_categories(name, series, budget, max_categories,
                                                     counts[name])
-            {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
+            if kept == "none":
+                no_signal.append(name)
+            elif kept == "long tail":
+                long_tail.append(name)
             continue
         grids[name] = _grid_of(series)
         found[name] = _coarse_range(name, grids[name], budget, counts[name])
