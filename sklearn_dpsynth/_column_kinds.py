@@ -77,7 +77,7 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PAT
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
-           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit"]
+           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -85,14 +85,18 @@ KIND_SHARE = 0.1
 
 #: A whole number (after stripping spaces; trailing zero decimals such as ``12.0``, as
 #: pandas writes integer columns with missing values, still read as whole).
-INTEGER_PATTERN = r"[+-]?\d+(?:\.0*)?"
+#: Digits are ASCII ``[0-9]`` in every pattern: Python's ``\d`` also matches other
+#: scripts' digits (``"١٢"``), which DuckDB's and Spark's regular expressions do not,
+#: and which no number parser reads.
+INTEGER_PATTERN = r"[+-]?[0-9]+(?:\.0*)?"
 #: A decimal number, with an optional exponent.
-NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 #: An ISO 8601 date, with an optional time and UTC offset.
-DATE_PATTERN = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?"
-                r"(?:Z|[+-]\d{2}:?\d{2})?")
+DATE_PATTERN = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+                r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?")
 #: A date with a UTC offset.
-OFFSET_PATTERN = r".*(?:Z|[+-]\d{2}:?\d{2})"
+OFFSET_PATTERN = r".*(?:Z|[+-][0-9]{2}:?[0-9]{2})"
 
 _UNITS = ("year", "month", "day", "hour", "minute", "second")
 #: Cells of a column's kind histogram: every present value lands in one.
@@ -264,19 +268,33 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
     is_number = strings.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool)
     numbers = np.full(len(text), np.nan)
     if is_number.any():
-        numbers[is_number] = pd.to_numeric(strings[is_number]).to_numpy(dtype=float)
+        # parsed as floats directly: a whole number past 1e308 is inf, not an
+        # OverflowError quoting it
+        numbers[is_number] = strings[is_number].astype("float64").to_numpy(dtype=float)
     is_date = strings.str.fullmatch(DATE_PATTERN).fillna(False).to_numpy(dtype=bool)
     has_offset = is_date & strings.str.fullmatch(OFFSET_PATTERN).fillna(False).to_numpy(
         dtype=bool)
     dates = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
     if is_date.any():
-        dates[has_offset] = pd.to_datetime(strings[has_offset].astype(object), format="ISO8601",
-                                           errors="coerce", utc=True)
+        dates[has_offset] = in_ns_range(pd.to_datetime(
+            strings[has_offset].astype(object), format="ISO8601", errors="coerce", utc=True))
         naive = is_date & ~has_offset
-        wall = pd.to_datetime(strings[naive].astype(object), format="ISO8601", errors="coerce")
+        wall = in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
+                                           errors="coerce"))
         dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
                         .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+def in_ns_range(stamps: pd.Series) -> pd.Series:
+    """``stamps`` as ``datetime64[ns]``, those outside its range (years before 1677 or
+    after 2262, which pandas parses at a coarser unit) as NaT: such a date does not
+    read as a date (a text cell), so that one row's value never raises (an exception
+    would depend on that row, and would name its value)."""
+    low, high = pd.Timestamp.min, pd.Timestamp.max
+    if stamps.dt.tz is not None:
+        low, high = low.tz_localize("UTC"), high.tz_localize("UTC")
+    return stamps.where(stamps.between(low, high)).dt.as_unit("ns")
 
 
 def _unit_cells(stamps: pd.Series) -> np.ndarray:
@@ -654,7 +672,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     for name in source.columns:
         entry = declared.get(name)
         if name not in text or (entry is None and name not in noisy):
-            kinds[name], _ = _kind_of(schema[name], None, noisy.get(name), sigma)
+            kinds[name], _ = _kind_of(schema[name], entry, noisy.get(name), sigma)
             continue
         if entry is not None:
             kind, _ = _kind_of(pd.Series([], dtype=object), entry, noisy.get(name), sigma)

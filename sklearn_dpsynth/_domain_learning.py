@@ -858,10 +858,12 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
                           priors=tuple(_RANGE_PRIOR if end else _ACROSS_PRIOR
                                        for end in lattice))
+    if not _selected_end(found.total, selection):
+        return low, high
     reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in found.outside]
-    if not reaches[0] and _selected_end(found.total, selection):
+    if not reaches[0]:
         low = max(low, sub.left[low_candidates[chosen[0]]])
-    if not reaches[1] and _selected_end(found.total, selection):
+    if not reaches[1]:
         high = min(high, sub.right[high_candidates[chosen[1]]])
     return low, high
 
@@ -883,8 +885,7 @@ def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
     bound inward past whole cells, pulled by ``_ACROSS_PRIOR``.  Reads the
     learned cells and noisy counts only."""
     one_integer = integer and bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
-    unit = 2.0 / exponential_epsilon(selection.rho_per_column)
-    return one_integer and total >= _LATTICE_ROWS * unit
+    return one_integer and total >= _LATTICE_ROWS * _selection_unit(selection)
 
 
 def _selected_end(total: float, selection: _Budget) -> bool:
@@ -893,8 +894,13 @@ def _selected_end(total: float, selection: _Budget) -> bool:
     of the selection (``2 / epsilon``), so that a part the selection's pull
     towards the data clips holds less than about ``1 / _SELECTION_ROWS`` of
     the rows."""
-    unit = 2.0 / exponential_epsilon(selection.rho_per_column)
-    return total >= _SELECTION_ROWS * unit
+    return total >= _SELECTION_ROWS * _selection_unit(selection)
+
+
+def _selection_unit(selection: _Budget) -> float:
+    """The noise unit of the selection of the bounds, ``2 / epsilon`` (sensitivity
+    1): its odds are ``exp(score / unit)``."""
+    return 2.0 / exponential_epsilon(selection.rho_per_column)
 
 
 def _subcell_budget(budget: _Budget, series: pd.Series) -> _Budget:
@@ -947,9 +953,9 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     (:func:`~sklearn_dpsynth.privacy.exponential_epsilon`), whatever it
     picks and whether its pick is used.
     """
-    epsilon = exponential_epsilon(budget.rho_per_column)
+    noise = _selection_unit(budget)
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
-    unit = 2.0 / epsilon / width  # a noise unit per span
+    unit = noise / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
     inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
     low_score = -(below[low_part] + unit * _outward(inner_low - low_edges,
@@ -958,8 +964,8 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
                    + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
                                      priors[1]))
     if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
-        low_score -= 2.0 / epsilon * _shared_weight(low_edges < inner_low)
-        high_score -= 2.0 / epsilon * _shared_weight(high_edges > inner_high)
+        low_score -= noise * _shared_weight(low_edges < inner_low)
+        high_score -= noise * _shared_weight(high_edges > inner_high)
     pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
                                         indexing="ij")
     valid = low_edges[pairs_low] < high_edges[pairs_high]
@@ -1052,7 +1058,10 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
         if column_kind(series) == "categorical":
             specs[name], kept = _private_categories(name, series, budget, max_categories,
                                                     counts[name])
-            {"none": no_signal, "long tail": long_tail, "found": []}[kept].append(name)
+            if kept == "none":
+                no_signal.append(name)
+            elif kept == "long tail":
+                long_tail.append(name)
             continue
         grids[name] = _grid_of(series)
         found[name] = _coarse_range(name, grids[name], budget, counts[name])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN
+from ._column_kinds import DATE_PATTERN, NUMBER_PATTERN, in_ns_range
 from ._domain_learning import can_hold_missing, column_kind, is_integer
 from ._input import as_numbers, check_table
 from .domain import is_per_integer
@@ -303,7 +303,8 @@ def _text_as_numbers(text: pd.Series) -> pd.Series | None:
         return None
     if not text.str.fullmatch(NUMBER_PATTERN).all():  # what fit reads as a number
         return None
-    return pd.to_numeric(text).astype(float)
+    numbers = text.astype(float)  # past the largest float: inf, not an OverflowError
+    return numbers if np.isfinite(numbers.to_numpy()).all() else None
 
 
 def _text_as_dates(text: pd.Series) -> pd.Series | None:
@@ -315,9 +316,11 @@ def _text_as_dates(text: pd.Series) -> pd.Series | None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return pd.to_datetime(text, format="ISO8601", utc=utc)
+                stamps = pd.to_datetime(text, format="ISO8601", utc=utc)
         except (ValueError, TypeError, OverflowError):
             continue
+        # a date fit cannot hold (outside datetime64[ns]) would be refused there
+        return stamps if in_ns_range(stamps).notna().all() else None
     return None
 
 
@@ -420,6 +423,15 @@ def datetime_unit(stamps: pd.Series) -> str | None:
 # ------------------------------------------------------------ numbers
 def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None) -> dict:
     values = as_numbers(present)
+    infinite = ~np.isfinite(values)
+    if infinite.all():
+        raise ValueError(f"column {series.name!r} holds only infinite values: declare its "
+                         "bounds, or drop it.")
+    if infinite.any():  # bounds of the finite values; the note says why the rest clip
+        entry = _describe_numeric(series, present[~infinite], n_bins)
+        entry["note"] = (entry.get("note", "") + "; infinite values lie outside the "
+                         "bounds (declare clip=True, or replace them)").lstrip("; ")
+        return entry
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():
         return _constant_numeric(float(values.min()), integer)

@@ -197,6 +197,28 @@ def test_typed_datetime_neighbours_share_the_ledger_labels():
     assert lines == view(neighbour)
 
 
+@pytest.mark.parametrize("extra", ["9999-12-31", "0001-01-01"])
+def test_a_date_outside_nanoseconds_in_a_microsecond_column_changes_nothing_public(extra):
+    """D and D' (one added row of a year pandas holds only in microseconds): the
+    fit does not raise (an exception would name that row's date), and the
+    ledger lines, domain sizes and learned bounds are those of D (the row falls
+    in the outermost year cell, below the noise)."""
+    frame = _monthly(n=1200).astype({"when": "datetime64[us]"})
+    row = pd.DataFrame({"when": pd.Series([pd.Timestamp(extra)]).astype("datetime64[us]"),
+                        "flag": ["a"]})
+    neighbour = pd.concat([frame, row], ignore_index=True)
+
+    def view(table):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DomainInferenceWarning)
+            model = IndependentSynthesizer(random_state=3).fit(table, epsilon=5.0)
+        summary = model.privacy_ledger_.summary()
+        return (list(zip(summary["share"], summary["target"], summary["mechanism"])),
+                model.domain_.sizes, str(model.sample(20, random_state=0)["when"].dtype))
+
+    assert view(frame) == view(neighbour)
+
+
 def test_typed_datetime_unit_needs_signal():
     """A handful of rows at a small budget: the unit's counts are noise, so no
     unit is claimed (values are not floored to a noise-chosen unit)."""
@@ -227,6 +249,26 @@ def test_typed_datetime_unit_same_on_duckdb(tmp_path, seed, tz):
     assert engine.domain_.to_dict() == memory.domain_.to_dict()
     pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
                                   memory.privacy_ledger_.summary())
+
+
+def test_a_declared_zone_of_a_typed_datetime_column_same_on_duckdb(tmp_path):
+    """A typed (naive) datetime column declared ``{"kind": "datetime", "tz": ...}``
+    without a unit: the engine reads the zone from the declaration, as the
+    DataFrame path does (it read the column's dtype, which has none)."""
+    pytest.importorskip("duckdb")
+    frame = _monthly(n=2400)
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        memory = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=5.0)
+        engine = IndependentSynthesizer(random_state=0, domain=declared).fit(str(path),
+                                                                             epsilon=5.0)
+    assert memory.domain_["when"].tz == "Europe/Paris"
+    assert engine.domain_["when"].tz == memory.domain_["when"].tz
+    assert engine.domain_["when"].unit == memory.domain_["when"].unit
+    np.testing.assert_array_equal(engine.domain_["when"].edges, memory.domain_["when"].edges)
 
 
 def test_offset_csv_reads_the_same_on_duckdb(tmp_path):

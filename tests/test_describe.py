@@ -316,3 +316,34 @@ def test_a_constant_column_is_drafted_so_that_it_samples_only_its_value():
         warnings.simplefilter("ignore")
         model = MSTSynthesizer(domain=draft, random_state=0).fit(frame, epsilon=1.0)
     assert set(model.sample(3000, random_state=0)["year"]) == {2013}
+
+
+@pytest.mark.parametrize("huge", ["9" * 400, "1e309"])
+def test_text_past_the_largest_float_is_drafted_as_text_not_an_overflow(huge):
+    frame = pd.DataFrame({"a": pd.Series(["1", "2", "3", huge], dtype=object)})
+    with pytest.warns(PrivacyWarning):
+        entry = describe_domain(frame)["a"]
+    assert entry.get("kind") != "numeric" and huge in entry["categories"]
+
+
+def test_infinite_values_are_left_out_of_the_drafted_bounds():
+    frame = pd.DataFrame({"f": [1.5, -np.inf, 5.5, 3.0, np.inf]})
+    with pytest.warns(PrivacyWarning):
+        entry = describe_domain(frame)["f"]
+    assert entry["kind"] == "numeric"
+    assert np.isfinite(entry["bounds"]).all() and entry["bounds"][0] <= 1.5
+    assert entry["bounds"][1] >= 5.5 and "infinite" in entry["note"]
+    with pytest.warns(PrivacyWarning), pytest.raises(ValueError, match="'g' holds only infinite"):
+        describe_domain(pd.DataFrame({"g": [np.inf, -np.inf]}))
+
+
+def test_dates_that_fit_cannot_hold_are_not_drafted_as_dates():
+    """fit reads a date outside datetime64[ns] as text (refused in a declared
+    datetime column), so the draft does not declare such a column datetime."""
+    frame = pd.DataFrame({"d": pd.Series(["2020-01-01", "2021-05-03", "9999-12-31"],
+                                         dtype=object)})
+    with pytest.warns(PrivacyWarning):
+        entry = describe_domain(frame)["d"]
+    assert entry.get("kind") != "datetime"
+    with pytest.warns(PrivacyWarning):
+        TableDiscretizer(domain=describe_domain(frame)).fit(frame)  # the draft fits

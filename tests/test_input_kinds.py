@@ -132,6 +132,13 @@ def _public_view(model):
     {"sex": "F", "age": "", "when": "2013-05-01", "amount": "10.5"},  # a missing value
     {"sex": "F", "age": "forty", "when": "2013-05-01", "amount": "10.5"},  # text in numbers
     {"sex": "F", "age": "40", "when": "May 2013", "amount": "n/a"},  # text in dates, numbers
+    # ISO dates outside datetime64[ns] (pandas parses them at a coarser unit): text
+    {"sex": "F", "age": "40", "when": "9999-12-31", "amount": "10.5"},
+    {"sex": "F", "age": "40", "when": "0001-01-01T00:00Z", "amount": "10.5"},
+    # digits of another script (Python's \\d matches them, no parser reads them): text
+    {"sex": "F", "age": "\u0664\u0660", "when": "2013-05-01", "amount": "10.5"},
+    # a whole number past the largest float: inf, not an OverflowError quoting it
+    {"sex": "F", "age": "9" * 400, "when": "2013-05-01", "amount": "10.5"},
 ])
 def test_csv_neighbours_share_schema_domain_sizes_and_ledger(tmp_path, extra):
     frame = _csv_table()
@@ -406,3 +413,11 @@ def test_values_dropped_by_a_chosen_kind_are_named():
     assert kinds["x"].kind == "integer" and pd.isna(read["x"].iloc[-1])
     named = [str(w.message) for w in caught if w.category is DomainInferenceWarning]
     assert len(named) == 1 and "['x']" in named[0] and "'y'" not in named[0]
+
+
+def test_a_declared_date_outside_the_datetime_range_is_an_error_without_its_value():
+    frame = pd.DataFrame({"when": pd.Series(["2013-05-01"] * 20 + ["9999-12-31"], dtype=object)})
+    with pytest.raises(ValueError, match="'when' is declared 'datetime'") as caught:
+        read_kinds(frame, {"when": {"kind": "datetime", "unit": "day"}}, budget=None, rng=None,
+                   preprocessing="non-private")
+    assert "9999" not in str(caught.value)

@@ -41,7 +41,10 @@ def datetimes_as_seconds(values: Any) -> np.ndarray:
     ndarray of float
     """
     stamps = pd.Series(pd.to_datetime(pd.Series(values), utc=True))
-    return ((stamps - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
+    # the epoch in the values' own unit: a year past 2262 held in microseconds
+    # (pandas' unit for such dates) would overflow nanoseconds and raise
+    epoch = _EPOCH.as_unit(stamps.dt.unit)
+    return ((stamps - epoch) / pd.Timedelta(seconds=1)).to_numpy(dtype=float)
 
 
 def _timedeltas_as_seconds(values: Any) -> np.ndarray:
