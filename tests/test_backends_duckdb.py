@@ -419,3 +419,28 @@ def test_declared_numeric_text_neighbours_share_one_error_without_values(tmp_pat
             messages.append(str(error.value).replace("files read_csv", "a DuckDB relation"))
     assert len(set(messages)) == 1
     assert "CANARY" not in messages[0] and "column 'x'" in messages[0]
+
+
+def test_a_date_past_the_nanosecond_range_is_not_a_date_on_duckdb(tmp_path):
+    """One CSV row holding '9999-12-31' in a column of ISO dates made DuckDB's
+    epoch_ns overflow, so fit failed where its neighbour fitted (the failure
+    depended on that row).  Now such a date is not a date, as in memory: the
+    neighbours fit with the same ledger and domain sizes."""
+    from sklearn_dpsynth import IndependentSynthesizer
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "d": pd.date_range("2013-01-01", periods=3000, freq="h").strftime("%Y-%m-%d %H:%M"),
+        "c": rng.choice(["a", "b"], 3000)})
+    neighbour = frame.copy()
+    neighbour.loc[5, "d"] = "9999-12-31"
+    fits = []
+    for name, table in (("d0.csv", frame), ("d1.csv", neighbour)):
+        path = tmp_path / name
+        table.to_csv(path, index=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(IndependentSynthesizer(random_state=0).fit(str(path), epsilon=1.0))
+    summaries = [list(f.privacy_ledger_.summary()["target"]) for f in fits]
+    assert summaries[0] == summaries[1]
+    assert fits[0].domain_.sizes == fits[1].domain_.sizes

@@ -51,6 +51,21 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
 
 
+#: Microseconds since the epoch of the first and last nanosecond timestamps
+#: (pandas' datetime64[ns] range, years 1677 to 2262).
+_NS_RANGE_US = (pd.Timestamp.min.value // 1000 + 1, pd.Timestamp.max.value // 1000)
+
+
+def _epoch_ns(timestamp: str) -> str:
+    """SQL for the nanoseconds since the epoch of ``timestamp``, NULL outside the
+    nanosecond range: such a date does not read as a date, as in memory
+    (``sklearn_dpsynth._column_kinds.in_ns_range``), so that one row's value never
+    makes the query fail (a failure would depend on that row)."""
+    low, high = _NS_RANGE_US
+    return (f"(CASE WHEN epoch_us({timestamp}) BETWEEN {low} AND {high} "
+            f"THEN epoch_ns({timestamp}) END)")
+
+
 def _duckdb():
     try:
         import duckdb
@@ -206,9 +221,10 @@ class DuckDBSource(TableSource):
         naive = f"TRY_CAST({text} AS TIMESTAMP)"
         if tz is not None:
             naive = f"timezone({_string(tz)}, {naive})"
+        aware = f"TRY_CAST({text} AS TIMESTAMPTZ)"
         return (f"(CASE WHEN NOT regexp_full_match({text}, {_string(DATE_PATTERN)}) THEN NULL "
                 f"WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) THEN "
-                f"epoch_ns(TRY_CAST({text} AS TIMESTAMPTZ)) ELSE epoch_ns({naive}) END)")
+                f"{_epoch_ns(aware)} ELSE {_epoch_ns(naive)} END)")
 
     def _kind_cell(self, name: Hashable, tz: str | None) -> str:
         """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
