@@ -72,8 +72,8 @@ from .domain import ColumnSpec, Domain, declared_kind, is_kind_only, unit_edges
 from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
 
-__all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NUMBER_PATTERN", "DATE_PATTERN",
-           "INTEGER_PATTERN", "OFFSET_PATTERN",
+__all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NS_RANGE_US", "NUMBER_PATTERN",
+           "DATE_PATTERN", "INTEGER_PATTERN", "OFFSET_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
@@ -284,6 +284,11 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
         dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
                         .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+#: Microseconds since the epoch of the first and last ``datetime64[ns]`` instants
+#: (years 1677 to 2262): the engines' form of :func:`in_ns_range`.
+NS_RANGE_US = (pd.Timestamp.min.value // 1000 + 1, pd.Timestamp.max.value // 1000)
 
 
 def in_ns_range(stamps: pd.Series) -> pd.Series:

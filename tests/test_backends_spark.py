@@ -339,3 +339,29 @@ def test_declared_numeric_text_neighbours_share_one_error_without_values(spark):
     with pytest.raises(ValueError, match="Spark DataFrame.*withheld") as error:
         source.range_counts("x", np.array([0.0, 1.0]))
     assert "CANARY" not in str(error.value) and error.value.__context__ is None
+
+
+def test_a_date_past_the_nanosecond_range_is_not_a_date_on_spark(spark):
+    """A string column declared as hourly dates, and its neighbour with one row
+    '9999-12-31': that date is not a date (as in memory and on DuckDB), so the
+    neighbour gets the library's error naming the column (a declared kind the
+    text does not read as), never an engine overflow or the value."""
+    from sklearn_dpsynth import IndependentSynthesizer
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "d": pd.date_range("2013-01-01", periods=2000, freq="h").strftime("%Y-%m-%d %H:%M"),
+        "c": rng.choice(["a", "b"], 2000)}).astype(object)
+    neighbour = frame.copy()
+    neighbour.loc[5, "d"] = "9999-12-31"
+    domain = {"d": {"kind": "datetime", "unit": "hour"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        IndependentSynthesizer(domain=domain, random_state=0).fit(
+            spark.createDataFrame(frame), epsilon=1.0)
+        messages = []
+        for data in (spark.createDataFrame(neighbour), neighbour):
+            with pytest.raises(ValueError) as error:
+                IndependentSynthesizer(domain=domain, random_state=0).fit(data, epsilon=1.0)
+            messages.append(str(error.value))
+    assert all("'d'" in m and "9999" not in m for m in messages), messages

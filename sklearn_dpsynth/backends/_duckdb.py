@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from ..domain import ColumnSpec, Domain
-from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NUMBER_PATTERN,
-                             OFFSET_PATTERN)
+from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
+                             NUMBER_PATTERN, OFFSET_PATTERN)
 from .._tableio import CSV_NA_STRINGS, csv_header
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -51,17 +51,12 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
 
 
-#: Microseconds since the epoch of the first and last nanosecond timestamps
-#: (pandas' datetime64[ns] range, years 1677 to 2262).
-_NS_RANGE_US = (pd.Timestamp.min.value // 1000 + 1, pd.Timestamp.max.value // 1000)
-
-
 def _epoch_ns(timestamp: str) -> str:
     """SQL for the nanoseconds since the epoch of ``timestamp``, NULL outside the
     nanosecond range: such a date does not read as a date, as in memory
     (``sklearn_dpsynth._column_kinds.in_ns_range``), so that one row's value never
     makes the query fail (a failure would depend on that row)."""
-    low, high = _NS_RANGE_US
+    low, high = NS_RANGE_US
     return (f"(CASE WHEN epoch_us({timestamp}) BETWEEN {low} AND {high} "
             f"THEN epoch_ns({timestamp}) END)")
 

@@ -38,8 +38,8 @@ from typing import Any, Hashable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NUMBER_PATTERN,
-                             OFFSET_PATTERN)
+from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
+                             NUMBER_PATTERN, OFFSET_PATTERN)
 from ..domain import ColumnSpec, Domain
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -187,7 +187,10 @@ class SparkSource(TableSource):
         wall = F.from_utc_timestamp(text.try_cast("timestamp_ntz").cast("timestamp"),
                                     F.current_timezone())  # a wall-clock time read as UTC
         stamp = F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), instant).otherwise(wall)
-        return F.when(is_date, (F.unix_micros(stamp) * F.lit(1000)).cast("double")
+        # a date outside the nanosecond range is not a date, as in memory
+        # (``_column_kinds.in_ns_range``): one such row never overflows the query
+        in_range = F.unix_micros(stamp).between(*NS_RANGE_US)
+        return F.when(is_date & in_range, (F.unix_micros(stamp) * F.lit(1000)).cast("double")
                       / F.lit(1e9))
 
     def number(self, name: Hashable) -> Any:
