@@ -103,8 +103,9 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         noise for their mean) and the factor is where the model fitted to
         one half best predicts the other (two-fold cross-validation; where
         the held-out half is still better predicted at convergence, the
-        estimation runs to ``tol`` / ``max_iter``).  A number fixes the factor (0.7 was the default before); ``None`` runs
-        to ``tol`` / ``max_iter``.
+        estimation runs to ``tol`` / ``max_iter``).  A number fixes the
+        factor (0.7 was the default before); ``None`` runs to ``tol`` /
+        ``max_iter``.
     verbose : int, default=0
         0 is silent; 1 (or more) prints one line per stage on stderr (1-way
         measurement, selection, measurement, estimation), each with its time
@@ -194,9 +195,10 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     two extra estimations on the same small tree, each followed until the
     held-out loss has not improved for as long as its best step took (fits
     took 1.2 to 6.4 times the CPU time of the fixed factor 0.7 in
-    ``benchmarks/README.md``, all under 7 s).  ``estimation_info_["holdout"]`` records the factor
-    (None: run to convergence) and each fold's.  A number fixes ``tau``; ``None`` runs to ``tol`` /
-    ``max_iter``.  Every stopping rule reads only the noisy measurements.
+    ``benchmarks/README.md``, all under 7 s).  ``estimation_info_["holdout"]``
+    records the factor (None: run to convergence) and each fold's.  A number
+    fixes ``tau``; ``None`` runs to ``tol`` / ``max_iter``.  Every stopping
+    rule reads only the noisy measurements.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
