@@ -1,8 +1,10 @@
 """Reading columns by kind: declared, or chosen privately, never guessed from rows.
 
-A column of untyped *text* (a DataFrame's ``object`` column, a numpy array
-of strings, a CSV file read as text by ``dpsynth`` or by ``fit`` on a path)
-says nothing public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
+A column of untyped *text* (a DataFrame's ``object`` column or pandas
+string column -- ``str``, ``string``, python or pyarrow storage, or an
+``ArrowDtype`` string, see :func:`is_text` --, a numpy array of strings, a
+CSV file read as text by ``dpsynth`` or by ``fit`` on a path) says nothing
+public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
 or categories), so choosing it by looking at the rows -- as
 ``pandas.read_csv`` does -- would let one row change the released model
 (one text cell turns a numeric column into categories; one missing value
@@ -31,7 +33,7 @@ turns integers into floats).  Here the kind is
   columns where the noisy counts show such values above the noise.
 
 Columns with real typed dtypes (numbers, datetimes, durations, booleans,
-pandas categoricals, pandas strings) keep their dtype: it is schema.  A
+pandas categoricals) keep their dtype: it is schema.  A
 text column read as dates has its unit (the coarsest of year, month, day,
 hour, minute, second that the dates start) chosen from the same histogram
 (its date cells), so that synthetic dates keep the resolution of the real
@@ -43,9 +45,14 @@ above the noise (:func:`learned_unit`) it gets none.
 Which columns are measured depends on the schema and the declaration
 only, and each is charged whether or not its kind turns out ambiguous,
 so the ledger's lines are the same for neighbouring tables.  Everything
-after the noisy counts is post-processing.  A typed text column (a pandas
-string column, an engine's string type) is categories unless it is
-declared as numbers or dates, when it is read so as well.  Engines
+after the noisy counts is post-processing.  A text column read as numbers
+or dates holds them from then on, and ``sample`` gives them back so
+(``float64``, nullable ``Int64``, ``datetime64``), whether the input held
+them as ``object`` or as pandas strings; one read as categories keeps the
+input's dtype (``object`` stays ``object``, ``str`` stays ``str``).  An
+engine's typed string column (a Parquet ``VARCHAR``, a Spark string) is
+categories unless it is declared as numbers or dates, when it is read so
+as well: its schema types it, as a CSV's text is not.  Engines
 (DuckDB, Spark) read text by the same rules in their own expressions
 (:func:`read_engine_kinds`), with the same histogram for untyped CSV text
 and for typed datetime columns (on their UTC wall clock: an engine keeps
@@ -138,21 +145,29 @@ class ColumnKind:
 
 
 # ------------------------------------------------------------------ schema
-def holds_text(dtype: Any) -> bool:
-    """Whether a dtype holds text: ``object`` or a pandas string dtype.  Such a
-    column is read as numbers or dates when it is declared so."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return False
-    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+#: The pyarrow types of pandas' ``ArrowDtype`` that hold text.
+_ARROW_TEXT = frozenset({"string", "large_string", "string_view"})
 
 
 def is_text(dtype: Any) -> bool:
-    """Whether a dtype holds values of no declared kind: ``object``.
+    """Whether a dtype holds text, whose kind is declared or chosen privately.
 
-    A pandas string column (``str`` or ``string`` dtype) is typed text, and
-    is modelled as categories like a pandas categorical.
+    ``object``, a pandas string dtype (``str``, ``string``, with either
+    storage, python or pyarrow) and pandas' ``ArrowDtype`` of a pyarrow
+    string type: text carries no public kind, whatever pandas called it
+    (``pandas.read_csv`` gives ``str`` columns from pandas 3 on, ``object``
+    before), so every such column is read by the same rules.  A pandas
+    categorical is not text (its categories are the values).
     """
-    return isinstance(dtype, np.dtype) and dtype == np.dtype(object)
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    if isinstance(dtype, np.dtype):
+        return dtype == np.dtype(object)
+    return str(getattr(dtype, "pyarrow_dtype", "")) in _ARROW_TEXT
+
+
+#: The name the engine sources use: a column of a text dtype (see :func:`is_text`).
+holds_text = is_text
 
 
 def _is_datetime(dtype: Any) -> bool:
@@ -604,7 +619,7 @@ def read_kinds(
                 noisy.get(name), kind, sigma):
             dropped.append(name)
         kinds[name] = kind
-        declared_text = name in declared and holds_text(series.dtype)
+        declared_text = name in declared and is_text(series.dtype)
         same_zone = (kind.tz or "UTC") == (zones.get(name) or "UTC")  # naive dates read as UTC
         reuse = parsed.get(name) if same_zone else None
         columns[name] = _cast(series, kind, declared_text, reuse) if (
@@ -702,7 +717,7 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
         kind = _declared_text_kind(entry)
         if counts is not None and kind.kind == "datetime":
             kind = ColumnKind("datetime", learned_unit(counts, sigma), kind.tz)
-        if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
+        if not is_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
             return ColumnKind("typed"), False
         return kind, False
     if _is_datetime(series.dtype):
@@ -808,7 +823,7 @@ def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.D
     for name in frame.columns:
         series, kind = frame[name], kinds.get(name)
         unhashable_check(series)
-        if kind is not None and holds_text(series.dtype) and \
+        if kind is not None and is_text(series.dtype) and \
                 kind.kind not in ("typed", "category"):
             series = _cast(series, kind, declared=False)
         cast[name] = series
