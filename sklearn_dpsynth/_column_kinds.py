@@ -84,7 +84,8 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NS_RANGE_US", "NUMBER_PATT
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
-           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range"]
+           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range",
+           "check_wall_clock_zones", "naive_datetime_columns"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -177,6 +178,51 @@ def _is_datetime(dtype: Any) -> bool:
 def _dtype_tz(dtype: Any) -> str | None:
     tz = getattr(dtype, "tz", None)
     return None if tz is None else str(tz)
+
+
+#: Zone names a naive datetime column may be declared in: its values are read as UTC.
+_UTC_NAMES = frozenset({"UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "ZULU", "UNIVERSAL"})
+
+
+def check_wall_clock_zones(wall_clock: Sequence[Hashable],
+                           declared: Mapping[Hashable, Any]) -> None:
+    """ValueError naming the first column of naive datetimes declared with a time zone.
+
+    A naive datetime (pandas ``datetime64`` without a zone, DuckDB
+    ``TIMESTAMP``/``DATE``, Spark ``TimestampNTZType``/``DateType``) is a wall
+    clock of no zone; read as UTC, it would silently disagree with a
+    declared ``tz`` (bounds, units and samples are in that zone), and
+    localizing it must decide how to read the wall-clock times that a
+    daylight-saving change skips or repeats -- a choice about the rows,
+    which the caller makes (``Series.dt.tz_localize(tz, ambiguous=...,
+    nonexistent=...)``).  Schema and declaration only: the same for
+    neighbouring tables.  Declaring ``"tz": "UTC"`` (the reading of naive
+    values) is allowed.  Text columns are not concerned: a date written
+    without an offset is read in the declared zone.
+
+    Parameters
+    ----------
+    wall_clock : sequence
+        The naive datetime columns (of the schema).
+    declared : mapping
+        The declaration.
+    """
+    for name in wall_clock:
+        if name not in declared:
+            continue
+        tz = declared_kind(declared[name])[2]
+        if tz is not None and str(tz).upper() not in _UTC_NAMES:
+            raise ValueError(
+                f"column {name!r} holds datetimes without a time zone (naive) but is declared "
+                f"with tz={str(tz)!r}: localize it to that zone first (pandas: "
+                f"Series.dt.tz_localize({str(tz)!r}); DuckDB: TIMESTAMPTZ; Spark: "
+                "TimestampType), or declare it without 'tz' (naive values are read as UTC).")
+
+
+def naive_datetime_columns(dtypes: Mapping[Hashable, Any]) -> list:
+    """The columns of a naive ``datetime64`` dtype (no time zone)."""
+    return [name for name, dtype in dtypes.items()
+            if _is_datetime(dtype) and _dtype_tz(dtype) is None]
 
 
 def columns_to_measure(dtypes: Mapping[Hashable, Any],
@@ -597,6 +643,7 @@ def read_kinds(
     """
     for name in frame.columns:
         unhashable_check(frame[name])
+    check_wall_clock_zones(naive_datetime_columns(dict(frame.dtypes.items())), declared)
     measured = columns_to_measure(dict(frame.dtypes.items()), declared)
     zones = _zones(measured, declared)
     parsed = {}  # each measured column is parsed once, for its counts and its cast
@@ -679,6 +726,7 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     dict
         Column name -> :class:`ColumnKind` of the columns read by kind.
     """
+    check_wall_clock_zones(source.wall_clock_columns(), declared)
     text = set(source.text_columns())
     measured = columns_to_measure(engine_dtypes(source), declared)
     if measured and preprocessing == "non-private":

@@ -225,13 +225,14 @@ class DuckDBSource(TableSource):
         """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
         each present value of a text column, or of a typed datetime column by its
         UTC wall clock (NULL when missing)."""
-        text = self._text(name)
+        text, read_in = self._text(name), tz
         if self.sql_types[name].upper() in ("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"):
-            text = f"trim(CAST(timezone('UTC', {_quote(name)}) AS VARCHAR))"
+            # an instant written as its UTC wall clock: read in UTC, whatever tz is
+            text, read_in = f"trim(CAST(timezone('UTC', {_quote(name)}) AS VARCHAR))", None
         wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
-                    f"{self._instant_ns(text, tz)} // 1000 / 1000000.0))")
+                    f"{self._instant_ns(text, read_in)} // 1000 / 1000000.0))")
         units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
                          for i, unit in enumerate(("year", "month", "day", "hour", "minute",
                                                    "second")))

@@ -24,7 +24,8 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import columns_to_measure, engine_dtypes, holds_text, read_engine_kinds
+from .._column_kinds import (columns_to_measure, engine_dtypes, holds_text,
+                             naive_datetime_columns, read_engine_kinds)
 from .._input import InputForm
 from ..domain import Domain
 from ._table import EncodedTable
@@ -94,6 +95,12 @@ class TableSource(ABC):
         ignored."""
         schema = self.schema_frame()
         return [name for name in self.columns if holds_text(schema[name].dtype)]
+
+    def wall_clock_columns(self) -> list:
+        """Datetime columns of no time zone (wall clocks, read as UTC): by
+        default those of a naive ``datetime64`` dtype in :meth:`schema_frame`.
+        A declared ``tz`` on one is refused (schema only), as in memory."""
+        return naive_datetime_columns(dict(self.schema_frame().dtypes.items()))
 
     def untyped_columns(self) -> list:
         """Text columns of no declared type (e.g. CSV text), whose kinds are

@@ -145,6 +145,12 @@ class SparkSource(TableSource):
         """The columns of a Spark string type (public: the schema)."""
         return [c for c in self.columns if _kind(self.types[c]) == "text"]
 
+    def wall_clock_columns(self) -> list:
+        """The ``TimestampNTZType`` and ``DateType`` columns (a ``TimestampType``
+        is an instant, though modelled as a naive UTC datetime)."""
+        return [c for c in self.columns
+                if _type_name(self.types[c]) in ("TimestampNTZType", "DateType")]
+
     def untyped_columns(self) -> list:
         """Text columns of no declared type: none (a Spark schema types every column)."""
         return []
