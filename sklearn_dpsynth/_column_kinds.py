@@ -50,11 +50,10 @@ or dates holds them from then on, and ``sample`` gives them back so
 (``float64``, nullable ``Int64``, ``datetime64``), whether the input held
 them as ``object`` or as pandas strings; one read as categories keeps the
 input's dtype (``object`` stays ``object``, ``str`` stays ``str``).  An
-engine's typed string column (a Parquet ``VARCHAR``, a Spark string) is
-categories unless it is declared as numbers or dates, when it is read so
-as well: its schema types it, as a CSV's text is not.  Engines
+engine's text columns (DuckDB ``VARCHAR`` of CSV or Parquet files or
+relations, Spark strings) are text as well, read by the same rules.  Engines
 (DuckDB, Spark) read text by the same rules in their own expressions
-(:func:`read_engine_kinds`), with the same histogram for untyped CSV text
+(:func:`read_engine_kinds`), with the same histogram for their text
 and for typed datetime columns (on their UTC wall clock: an engine keeps
 instants, not the zone of a tz-aware pandas column).
 
@@ -260,8 +259,8 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
 
 def engine_dtypes(source: Any) -> dict:
     """Column name -> dtype of an engine source as :func:`columns_to_measure` sees
-    it: ``object`` for its untyped text columns (CSV text), the modelled dtype
-    of its datetime columns, None for the others (typed text included)."""
+    it: ``object`` for its untyped text columns (``untyped_columns``), the
+    modelled dtype of its datetime columns, None for the others."""
     untyped = set(source.untyped_columns())
     schema = source.schema_frame()
     return {name: np.dtype(object) if name in untyped else
@@ -717,9 +716,10 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     """:func:`read_kinds` for a table held by an engine (DuckDB, Spark).
 
     The engine's text columns declared as numbers or dates are read so
-    (:meth:`read_by_kinds` of the source); its untyped text columns (CSV
-    files read as text) get their kinds chosen privately from the engine's
-    exact kind histograms (``kind_counts_many``), as in memory.
+    (:meth:`read_by_kinds` of the source); its undeclared text columns
+    (``untyped_columns``: every text column of DuckDB and Spark) get their
+    kinds chosen privately from the engine's exact kind histograms
+    (``kind_counts_many``), as in memory.
 
     Returns
     -------

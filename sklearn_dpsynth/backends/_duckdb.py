@@ -156,7 +156,6 @@ class DuckDBSource(TableSource):
         self._columns = list(described.columns)
         self.sql_types = {c: str(t) for c, t in zip(described.columns, described.types)}
         self.kinds: dict = {}  # text columns read as numbers or dates: (ColumnKind, strict)
-        self.untyped = False  # whether its text columns have no declared type (CSV text)
 
     # ------------------------------------------------------------- schema
     @property
@@ -176,9 +175,10 @@ class DuckDBSource(TableSource):
         return [c for c, t in self.sql_types.items() if t.upper() == "VARCHAR"]
 
     def untyped_columns(self) -> list:
-        """Text columns of no declared type (those of CSV files, read as text):
-        their kinds are declared or chosen privately."""
-        return self.text_columns() if self.untyped else []
+        """The text columns (every ``VARCHAR``: of CSV files, read as text, and of
+        Parquet files or relations): their kinds are declared or chosen
+        privately, as a pandas text column's."""
+        return self.text_columns()
 
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
@@ -673,7 +673,6 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
             pass  # raised below, outside the handler: the engine's error may quote rows
         else:
             source.spill = spill  # copied by derived(): lives as long as any view of it
-            source.untyped = reader == "read_csv"
             return source
         raise ValueError("X: DuckDB could not read the path given (no such file, or "
                          "not a readable table).")
