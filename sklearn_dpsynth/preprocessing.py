@@ -137,7 +137,13 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
+        X : DataFrame, array-like of shape (n_samples, n_features) or a source
+            Anything a synthesizer's ``fit`` takes
+            (:func:`~sklearn_dpsynth.backends.open_source`: a Parquet/CSV
+            path, a DuckDB relation, a pyspark DataFrame are counted where
+            they live; :meth:`transform` takes rows in memory).  Text
+            columns (``object`` or pandas strings) are read by their
+            declared kind or by one chosen privately, as in ``fit``.
         y : ignored
         epsilon, delta : float, optional
             Budget for learning undeclared columns privately; all of it is

@@ -244,6 +244,19 @@ def test_a_typed_source_refuses_to_read_its_text_by_a_declared_kind(declaration)
     assert len(messages) == 1
 
 
+def test_a_source_without_kind_hooks_asks_for_its_text_to_be_declared(data):
+    """Undeclared text has its kind chosen privately in memory; a source that
+    cannot count kind histograms names the columns to declare (the same error
+    for neighbouring tables), never models them otherwise than memory would."""
+    frame, store = data
+    messages = set()
+    for rows in (store.rows, store.rows[1:]):
+        with pytest.raises(ValueError, match=r"\['city', 'tier'\].*declare") as error:
+            MSTSynthesizer(random_state=0).fit(RowStore(rows, store.dtypes), epsilon=1.0)
+        messages.add(str(error.value))
+    assert len(messages) == 1
+
+
 def test_a_typed_source_keeps_text_declared_as_categories(data):
     """Text declared as categories stays text: the same domain and samples as in memory."""
     frame, store = data

@@ -174,12 +174,6 @@ class DuckDBSource(TableSource):
         """The columns of a text SQL type (public: the schema)."""
         return [c for c, t in self.sql_types.items() if t.upper() == "VARCHAR"]
 
-    def untyped_columns(self) -> list:
-        """The text columns (every ``VARCHAR``: of CSV files, read as text, and of
-        Parquet files or relations): their kinds are declared or chosen
-        privately, as a pandas text column's."""
-        return self.text_columns()
-
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
         a strict (declared) column's text that does not read so is an error

@@ -177,11 +177,6 @@ class SparkSource(TableSource):
         return [c for c in self.columns
                 if _type_name(self.types[c]) in ("TimestampNTZType", "DateType")]
 
-    def untyped_columns(self) -> list:
-        """The string columns: text, whose kinds are declared or chosen privately
-        (as a pandas text column's; ``inferSchema`` would type them from the rows)."""
-        return self.text_columns()
-
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
         a strict (declared) column's text that does not read so is an error
