@@ -266,3 +266,20 @@ def test_duckdb_refuses_a_naive_timestamp_declared_in_a_zone_as_memory_does(tmp_
             MSTSynthesizer(random_state=0, domain=ZONED).fit(table, epsilon=1.0)
         messages.append(str(error.value))
     assert messages[0] == messages[1]
+
+
+def test_parquet_text_reads_like_the_pandas_text_it_was_written_from(tmp_path):
+    """A Parquet file's VARCHAR columns are text too: DuckDB chooses their kinds
+    from the same noisy histograms, so the file and the pandas frame it was
+    written from give the same domain, ledger and samples."""
+    pytest.importorskip("duckdb")
+    table = _as(_text_table(3000), pd.StringDtype())
+    table.to_parquet(tmp_path / "t.parquet")
+    memory, engine = _fit(table), _fit(str(tmp_path / "t.parquet"))
+    assert engine.domain_["when"].value_type == "datetime"
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    rows, want = engine.sample(300, random_state=2), memory.sample(300, random_state=2)
+    pd.testing.assert_frame_equal(rows.assign(c=_objects(rows["c"])),
+                                  want.assign(c=_objects(want["c"])))
