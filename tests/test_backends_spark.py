@@ -367,15 +367,15 @@ def test_a_date_past_the_nanosecond_range_is_not_a_date_on_spark(spark):
     assert all("'d'" in m and "9999" not in m for m in messages), messages
 
 
-def _text_kinds_frame(n=3000, seed=4):
-    """Text as a CSV read by pandas gives it: ISO dates (some with an offset, one
-    outside the nanosecond range), decimals, whole numbers, words, blanks."""
+def _text_kinds_frame(n=3000, seed=4, offsets=40):
+    """Text as a CSV read by pandas gives it: ISO dates (``offsets`` of them with
+    an offset, one outside the nanosecond range), decimals, whole numbers, words."""
     rng = np.random.default_rng(seed)
     days = np.asarray(pd.date_range("2019-01-01", periods=500, freq="D").strftime("%Y-%m-%d"),
                       dtype=object)
     when = days[rng.integers(0, 500, n)]
-    when[:40] = [f"{d}T10:00:00+02:00" for d in when[:40]]
-    when[40] = "9999-12-31"
+    when[:offsets] = [f"{d}T10:00:00+02:00" for d in when[:offsets]]
+    when[offsets] = "9999-12-31"
     amount = rng.gamma(2.0, 40.0, n).round(2).astype(str).astype(object)
     amount[rng.random(n) < 0.05] = None
     return pd.DataFrame({"when": when, "amount": amount,
@@ -384,17 +384,20 @@ def _text_kinds_frame(n=3000, seed=4):
                         dtype=object)
 
 
-@pytest.mark.parametrize("dtype", [object, pd.StringDtype()], ids=["object", "string"])
-def test_string_columns_get_the_in_memory_kinds_and_model(spark, dtype):
+@pytest.mark.parametrize("dtype, offsets", [(object, 40), (pd.StringDtype(), 2000)],
+                         ids=["object", "string-UTC"])
+def test_string_columns_get_the_in_memory_kinds_and_model(spark, dtype, offsets):
     """Undeclared Spark string columns are text, as a pandas text column: the same
-    kind histograms (counted by the public parsing rules in Spark), kinds,
-    domain, ledger and samples as the same table in memory."""
-    frame = _text_kinds_frame()
+    kind histograms (counted by the public parsing rules in Spark), kinds (dates
+    in UTC when most carry an offset), domain, ledger and samples as the same
+    table in memory."""
+    frame = _text_kinds_frame(offsets=offsets)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         memory = MST(random_state=1).fit(frame.astype(dtype), epsilon=2.0)
         engine = MST(random_state=1).fit(spark.createDataFrame(frame), epsilon=2.0)
     assert memory.domain_["when"].value_type == "datetime" and memory.domain_["count"].integer
+    assert memory.domain_["when"].tz == ("UTC" if offsets > 1500 else None)
     assert engine.domain_.to_dict() == memory.domain_.to_dict()
     pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
                                   memory.privacy_ledger_.summary())
