@@ -283,3 +283,23 @@ def test_parquet_text_reads_like_the_pandas_text_it_was_written_from(tmp_path):
     rows, want = engine.sample(300, random_state=2), memory.sample(300, random_state=2)
     pd.testing.assert_frame_equal(rows.assign(c=_objects(rows["c"])),
                                   want.assign(c=_objects(want["c"])))
+
+
+def test_duckdb_reads_a_nanosecond_zoned_parquet_column_as_instants(tmp_path):
+    """pandas 2 writes zoned datetimes in nanoseconds, which DuckDB reads as
+    TIMESTAMPTZ_NS: instants, as in memory (not naive values), in any zone."""
+    duckdb = pytest.importorskip("duckdb")
+    stamps = pd.Series(pd.date_range("2013-01-01", periods=12, freq="MS", tz="Europe/Paris"))
+    frame = pd.DataFrame({"when": stamps.dt.as_unit("ns").repeat(150).reset_index(drop=True),
+                          "k": np.arange(1800) % 3})
+    path = str(tmp_path / "t.parquet")
+    frame.to_parquet(path)
+    assert duckdb.sql(f"SELECT * FROM read_parquet('{path}') LIMIT 0").types[0] \
+        in ("TIMESTAMPTZ_NS", "TIMESTAMP WITH TIME ZONE")
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}, "k": 3}
+    memory = MSTSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=5.0)
+    engine = MSTSynthesizer(random_state=0, domain=declared).fit(path, epsilon=5.0)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    assert memory.domain_["when"].unit == "month"
+    pd.testing.assert_series_equal(engine.sample(100, random_state=0)["when"].dt.tz_convert(
+        "Europe/Paris"), memory.sample(100, random_state=0)["when"], check_dtype=False)

@@ -110,11 +110,19 @@ def _kind(sql_type: str) -> str:
         return "integer"
     if sql_type in _FLOAT_TYPES or sql_type.startswith("DECIMAL"):
         return "float"
-    if sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type == "TIMESTAMPTZ":
+    if _is_instant(sql_type):
         return "datetime_utc"
     if sql_type.startswith("TIMESTAMP") or sql_type == "DATE":
         return "datetime"
     return "other"
+
+
+def _is_instant(sql_type: str) -> bool:
+    """Whether a SQL type holds instants: ``TIMESTAMP WITH TIME ZONE`` in any
+    precision (``TIMESTAMPTZ_NS`` is how DuckDB reads a nanosecond zoned
+    Parquet column, such as pandas 2 writes)."""
+    sql_type = sql_type.upper()
+    return sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type.startswith("TIMESTAMPTZ")
 
 
 def _string(text: str) -> str:
@@ -220,9 +228,10 @@ class DuckDBSource(TableSource):
         each present value of a text column, or of a typed datetime column by its
         UTC wall clock (NULL when missing)."""
         text, read_in = self._text(name), tz
-        if self.sql_types[name].upper() in ("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"):
+        if _is_instant(self.sql_types[name]):
             # an instant written as its UTC wall clock: read in UTC, whatever tz is
-            text, read_in = f"trim(CAST(timezone('UTC', {_quote(name)}) AS VARCHAR))", None
+            text, read_in = (f"trim(CAST(timezone('UTC', CAST({_quote(name)} AS TIMESTAMPTZ)) "
+                             "AS VARCHAR))"), None
         wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
@@ -260,6 +269,8 @@ class DuckDBSource(TableSource):
         if self._family(name) == "datetime":
             if self.sql_types[name].upper() == "DATE":
                 column = f"CAST({column} AS TIMESTAMP)"
+            elif _is_instant(self.sql_types[name]):  # TIMESTAMPTZ_NS has no epoch_ns
+                column = f"CAST({column} AS TIMESTAMPTZ)"
             return f"(CAST(epoch_ns({column}) AS DOUBLE) / CAST(1000000000 AS DOUBLE))"
         value = f"CAST({column} AS DOUBLE)"
         return f"(CASE WHEN isnan({value}) THEN NULL ELSE {value} END)"
