@@ -135,6 +135,11 @@ def _oracle_kruskal(pairs, scores, components, rho_per_round, ledger, rng, label
     return maximum_spanning_tree(pairs, scores, components)
 
 
+def _unbalanced(values, rows, group, cells, n_values, rng):
+    """The dealt values unchanged (the generator before the balancing step)."""
+    return values
+
+
 def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Every group's rounded values in a random order (the reference's generator)."""
     n_groups, n_values = counts.shape
@@ -147,10 +152,13 @@ def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray
 @contextlib.contextmanager
 def diagnostics(tree: str, generator: str,
                 shares: tuple[float, float, float] | None = None) -> Iterator[None]:
-    """Swap in the oracle tree, the shuffled generator and/or a budget split for the block."""
-    saved = mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares
+    """Swap in the oracle tree, another generator and/or a budget split for the block."""
+    saved = (mst_module.private_kruskal, sampling_module._interleave,
+             mst_module.budget_shares, sampling_module._balance)
     if tree == "oracle":
         mst_module.private_kruskal = _oracle_kruskal
+    if generator in ("systematic", "shuffled"):
+        sampling_module._balance = _unbalanced
     if generator == "shuffled":
         sampling_module._interleave = _shuffled_groups
     if shares is not None:
@@ -159,7 +167,8 @@ def diagnostics(tree: str, generator: str,
     try:
         yield
     finally:
-        mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares = saved
+        (mst_module.private_kruskal, sampling_module._interleave,
+         mst_module.budget_shares, sampling_module._balance) = saved
 
 
 def subset_spread(train: pd.DataFrame, synthetic: pd.DataFrame, domain: dict,
@@ -221,7 +230,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--features", type=int, default=100)
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--tree", choices=["private", "oracle"], default="private")
-    parser.add_argument("--generator", choices=["ours", "shuffled"], default="ours")
+    parser.add_argument("--generator", choices=["ours", "systematic", "shuffled"],
+                        default="ours")
     parser.add_argument("--shares", type=lambda text: tuple(float(v) for v in text.split(",")),
                         default=None, metavar="A,B,C")
     parser.add_argument("--subset-spread", action="store_true")

@@ -258,9 +258,10 @@ class _Cells:
             depth += 1
         if depth == 0:
             return np.zeros(rows.size, dtype=np.intp)
-        key = self.codes[rows, self.n_known - depth: self.n_known]
-        changed = np.any(key[1:] != key[:-1], axis=1)
-        return np.concatenate([[0], np.cumsum(changed)])
+        key = np.zeros(rows.size, dtype=np.intp)
+        for column in range(self.n_known - depth, self.n_known):  # mixed radix
+            key = key * self.sizes[column] + self.codes[rows, column]
+        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
 
 
 def _balance(
@@ -319,10 +320,11 @@ def _balance_group(
     rarest_first = np.argsort(counts, kind="stable")
     excess = np.zeros((n_values, cells.n_cells))
     strata = cells.strata(rows)
+    group_cells = cells.of(rows)
     out = values.copy()
     for start in range(0, values.size, _BALANCE_CHUNK):
         stop = min(values.size, start + _BALANCE_CHUNK)
-        chunk = cells.of(rows[start:stop])
+        chunk = group_cells[start:stop]
         if start > 0:
             cost = np.empty((n_values, stop - start))
             for b in range(n_values - 1):
@@ -356,10 +358,12 @@ def _assign_cheapest(
     for i, b in enumerate(order[:-1]):
         if not quota[:, b].any():
             continue
-        gain = cost[b, free] - cost[order[i + 1:]][:, free].min(axis=0)
+        free_cost = cost[:, free]
+        gain = free_cost[b] - free_cost[order[i + 1:]].min(axis=0)
         ranked = np.lexsort((gain, block[free]))
-        first = np.searchsorted(block[free][ranked], block[free][ranked])
-        taken = np.arange(ranked.size) - first < quota[block[free][ranked], b]
+        ranked_block = block[free[ranked]]
+        first = np.searchsorted(ranked_block, ranked_block)
+        taken = np.arange(ranked.size) - first < quota[ranked_block, b]
         out[free[ranked[taken]]] = b
         free = free[ranked[~taken]]
     out[free] = order[-1]
