@@ -5,7 +5,7 @@ import pytest
 
 from sklearn_dpsynth._marginals import contingency_counts
 from sklearn_dpsynth.pgm import Factor, GraphicalModel, ModelDomain
-from sklearn_dpsynth.pgm.sampling import _assign_cheapest, lowvar_counts
+from sklearn_dpsynth.pgm.sampling import _assign_cheapest, _balance, _Cells, lowvar_counts
 
 DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6})
 NAMES = list(DOMAIN)
@@ -229,7 +229,10 @@ def test_lowvar_balances_pairs_far_apart_in_the_generation_order():
     generated = list(dict.fromkeys(a for i in model.tree.order for a in model.tree.cliques[i]))
     far = [(a, b) for i, a in enumerate(generated) for b in generated[i + 10:]]
     n = 20000
-    lowvar = _pair_errors(model, model.sample(n, 0), far)
+    sample = model.sample(n, 0)
+    np.testing.assert_array_equal(sample, model.sample(n, np.random.default_rng(0)))
+    assert not np.array_equal(sample, model.sample(n, 1))
+    lowvar = _pair_errors(model, sample, far)
     iid = _pair_errors(model, model.sample(n, 0, method="iid"), far)
     assert lowvar.mean() < 0.35 * iid.mean()
     assert lowvar.max() < iid.mean()
@@ -272,3 +275,20 @@ def test_assign_cheapest_permutes_the_values(n_values):
         for part in (slice(0, 20), slice(20, 40)):
             best += np.sort(cost[1, part] - cost[0, part])[:int(values[part].sum())].sum()
         assert chosen == pytest.approx(best)
+
+
+def test_balance_keeps_every_groups_values():
+    # the balancing step only exchanges values between rows of one group
+    rng = np.random.default_rng(0)
+    n = 3000
+    cells = _Cells(n, 3)
+    cells.append(rng.integers(3, size=n), 3)
+    cells.append(rng.integers(4, size=n), 4)
+    rows = rng.permutation(n)
+    group = np.sort(rng.integers(2, size=n))
+    values = rng.integers(3, size=n)
+    balanced = _balance(values, rows, group, cells, 3, np.random.default_rng(1))
+    for g in (0, 1):
+        assert np.array_equal(np.bincount(balanced[group == g], minlength=3),
+                              np.bincount(values[group == g], minlength=3))
+    assert not np.array_equal(balanced, values)
