@@ -232,7 +232,7 @@ class _Cells:
     """
 
     def __init__(self, n_rows: int, n_attributes: int) -> None:
-        self.codes = np.zeros((n_rows, n_attributes), dtype=np.intp)
+        self.codes = np.zeros((n_rows, n_attributes), dtype=np.int32)
         self.sizes: list[int] = []
         self.n_known = 0
         self.n_cells = 0
@@ -245,7 +245,7 @@ class _Cells:
 
     def of(self, rows: np.ndarray) -> np.ndarray:
         """The cells of ``rows`` as an array of shape (len(rows), n_known)."""
-        return self.codes[rows, : self.n_known]
+        return self.codes[rows, : self.n_known].astype(np.intp)
 
     def strata(self, rows: np.ndarray) -> np.ndarray:
         """Run numbers of ``rows`` (in the context order) over the values of
@@ -320,11 +320,13 @@ def _balance_group(
     rarest_first = np.argsort(counts, kind="stable")
     excess = np.zeros((n_values, cells.n_cells))
     strata = cells.strata(rows)
-    group_cells = cells.of(rows)
+    span = _BALANCE_CHUNK * 64  # rows whose cells are gathered at once
     out = values.copy()
     for start in range(0, values.size, _BALANCE_CHUNK):
         stop = min(values.size, start + _BALANCE_CHUNK)
-        chunk = group_cells[start:stop]
+        if start % span == 0:
+            span_cells = cells.of(rows[start:start + span])
+        chunk = span_cells[start % span: start % span + stop - start]
         if start > 0:
             cost = np.empty((n_values, stop - start))
             for b in range(n_values - 1):
@@ -353,13 +355,13 @@ def _assign_cheapest(
     n_values = cost.shape[0]
     quota = np.bincount(block * n_values + values,
                         minlength=(block[-1] + 1) * n_values).reshape(-1, n_values)
+    # cheapest[i]: every row's lowest cost over the values order[i:]
+    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
     out = np.empty_like(values)
     free = np.arange(values.size)
-    for i, b in enumerate(order[:-1]):
-        if not quota[:, b].any():
-            continue
-        free_cost = cost[:, free]
-        gain = free_cost[b] - free_cost[order[i + 1:]].min(axis=0)
+    for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
+        b = order[i]
+        gain = cost[b, free] - cheapest[i + 1, free]
         ranked = np.lexsort((gain, block[free]))
         ranked_block = block[free[ranked]]
         first = np.searchsorted(ranked_block, ranked_block)
