@@ -20,7 +20,7 @@ generated before:
   strata of a handful of keys contiguous), so the values dealt to each
   parent group are then permuted among its rows, chunk by chunk, to balance
   the new attribute against *every* attribute generated before
-  (:func:`_balance`, a herding-style greedy): every 2-way marginal of the
+  (``_balance``, a herding-style greedy): every 2-way marginal of the
   sample, not only those of the model's cliques, lies close to the model's.
 """
 
@@ -200,7 +200,7 @@ def _lowvar_column(
     within a group, so this is the order of the non-parents): the model makes
     the attribute independent of them given its parents, and spreading each
     value evenly across them reproduces that independence with less sampling
-    noise than a random shuffle.  :func:`_balance` then permutes each large
+    noise than a random shuffle.  ``_balance`` then permutes each large
     group's values to extend that balance to every earlier attribute
     (``cells``).  Rows equal on every generated attribute are interchangeable,
     so they are ordered arbitrarily here and :func:`sample_lowvar` shuffles
@@ -308,11 +308,11 @@ def _balance_group(
     ``b`` times their number (the excesses of a cell sum to zero over the
     values).  A row's cost for value ``b`` is the sum of ``excess[b, f]``
     over the row's cells.  Every chunk's values are given to its rows by
-    :func:`_assign_cheapest` on these costs plus Gaussian noise (of a
-    an eighth of the chunk size), which softens the step so that rows sharing
+    ``_assign_cheapest`` on these costs plus Gaussian noise (an
+    eighth of the chunk size), which softens the step so that rows sharing
     a cell do not all swing one way and overshoot.  The first chunk keeps
     its dealt values, and values are only exchanged between rows equal on
-    the last few attributes generated (:meth:`_Cells.strata`), whose strata
+    the last few attributes generated (``_Cells.strata``), whose strata
     the dealt order already balances exactly.
     """
     counts = np.bincount(values, minlength=n_values)
@@ -456,7 +456,7 @@ def sample_lowvar(
         clique-mates (the separator with the parent clique and the clique's
         earlier new attributes), with ``lowvar_counts`` rounding, and
         balanced against every attribute generated before it
-        (:func:`_balance`).
+        (``_balance``).
     """
     column = {a: k for k, a in enumerate(tree.domain)}
     data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
