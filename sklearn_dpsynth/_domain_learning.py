@@ -215,6 +215,16 @@ _EVIDENCE_THRESHOLD = 2.0
 #: the end of a right-skewed column would not).
 _EVIDENCE_BEYOND = 1.0
 _EVIDENCE_WIDTH = 0.05
+#: A float column's end block holding at least this share of the noisy total
+#: holds its bulk (:func:`_holds_bulk`): ...
+_BULK_SHARE = 0.25
+#: ... and stops at the first part, from its outermost part with evidence of
+#: mass outward, beyond which the noisy mass stays below this many of its
+#: standard deviations (:func:`_outermost_evidence`).
+_WALK_BEYOND = 2.0
+#: ... and takes in a tail past it only when the tail's noisy count is at
+#: least this share of its own (:func:`_tail_block`).
+_BULK_TAIL_SHARE = 0.05
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -251,6 +261,8 @@ _LATTICE_ROWS = 50.0
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
 _SUBCELLS = {"numeric": 50, "datetime": 12}
+#: A day in seconds: the lattice of a datetime column's selection of its bounds.
+_DAY = 86_400.0
 #: An integer column's cell holding at most this many integers is cut into one
 #: sub-cell per integer (a year column in [2000, 2500) is learned to the year).
 _INTEGER_SUBCELLS = 500
@@ -329,13 +341,14 @@ class _Grid:
         """Indices of the cells of ``block`` (a contiguous run)."""
         return np.flatnonzero(self.block == block)
 
-    def sub_edges(self, cell: int, integer: bool = False) -> np.ndarray:
+    def sub_edges(self, cell: int, step: float | None = None) -> np.ndarray:
         """The edges of the equal sub-cells of ``cell``: ``n_sub`` of them, or
-        for an integer column one per integer when the cell holds at most
-        ``_INTEGER_SUBCELLS`` of them (a grid cell starts and ends on an
-        integer whenever it is at least 1 wide)."""
-        width = math.ceil(self.right[cell] - self.left[cell])
-        if integer and width <= max(self.n_sub, _INTEGER_SUBCELLS):
+        one per ``step`` (an integer, a day: see :func:`_lattice_step`) when the
+        cell holds at most ``_INTEGER_SUBCELLS`` of them (a grid cell starts and
+        ends on an integer whenever it is at least 1 wide, a calendar year on
+        a day)."""
+        width = math.ceil((self.right[cell] - self.left[cell]) / (step or 1.0))
+        if step is not None and width <= max(self.n_sub, _INTEGER_SUBCELLS):
             n_sub = max(1, width)
         else:
             n_sub = self.n_sub
@@ -631,7 +644,8 @@ def _ends(noisy: np.ndarray, sigma: float) -> tuple[int, int] | None:
     return (low, high) if low <= high else (high, low)
 
 
-def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Range:
+def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray,
+                  is_float: bool = False) -> _Range:
     """Bounds from the noisy histograms of the blocks and of the cells.
 
     The blocks locate the outermost significant mass (e.g. a decade); the
@@ -650,8 +664,10 @@ def _coarse_range(name, grid: _Grid, budget: _Budget, counts: np.ndarray) -> _Ra
         return _Range(grid.left[0], grid.right[last], 0, last, cells[0], cells[last], False)
     span = (grid.right[grid.cells_of_block(ends[1])[-1]]
             - grid.left[grid.cells_of_block(ends[0])[0]])
-    low_cell, in_low = _end_cell(grid, blocks, cells, ends[0], sigmas, span, from_top=False)
-    high_cell, in_high = _end_cell(grid, blocks, cells, ends[1], sigmas, span, from_top=True)
+    low_cell, in_low = _end_cell(grid, blocks, cells, ends[0], sigmas, span, from_top=False,
+                                 is_float=is_float)
+    high_cell, in_high = _end_cell(grid, blocks, cells, ends[1], sigmas, span, from_top=True,
+                                   is_float=is_float)
     if low_cell > high_cell:  # crossed inside one block: keep its edges
         low_cell, high_cell = int(in_low[0]), int(in_high[-1])
     outside = (float(cells[low_cell - 1]) if low_cell > 0 else 0.0,
@@ -683,26 +699,50 @@ def _inward_limits(grid: _Grid, cells: np.ndarray, low_cell: int, high_cell: int
     return limits[0], limits[1]
 
 
+def _holds_bulk(blocks: np.ndarray, block: int) -> bool:
+    """Whether the end ``block`` holds the column's bulk: its noisy count is at
+    least ``_BULK_SHARE`` of the noisy total of the blocks (the end lies in the
+    decade of a temperature or a wind speed, not in a tail decade of an
+    amount spread over decades).  Reads the noisy blocks only."""
+    return bool(blocks[block] >= _BULK_SHARE * max(float(blocks.sum()), 0.0))
+
+
 def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
-              sigmas: Sequence[float], span: float, from_top: bool) -> tuple[int, np.ndarray]:
+              sigmas: Sequence[float], span: float, from_top: bool,
+              is_float: bool = False) -> tuple[int, np.ndarray]:
     """The cell one bound ends in, and the cells it was chosen from.
 
     ``block`` is where significant mass starts from that end.  Its cells
-    narrow the bound (:func:`_narrowed`); a spread mass in a block wider
-    than ``_EVIDENCE_WIDTH`` of ``span`` stops at its outermost cell with
+    narrow the bound (:func:`_narrowed`); in a float column's bulk block
+    (:func:`_holds_bulk`) with no evidence of mass in its neighbour outward
+    (a noisy count of at most ``_EVIDENCE_THRESHOLD`` noise standard
+    deviations) the bound stops where the mass beyond it is not significant
+    (:func:`_bulk_end`); else a spread mass in a block wider than
+    ``_EVIDENCE_WIDTH`` of ``span`` stops at its outermost cell with
     evidence of mass (:func:`_outermost_evidence`); otherwise the bound
     stays at the block's edge, or the edge of its neighbour outward when
-    that one holds a tail (:func:`_with_tail`).
+    that one holds a tail (:func:`_tail_block`).
     """
     in_block = grid.cells_of_block(block)
+    step = +1 if from_top else -1
+    bulk = is_float and _holds_bulk(blocks, block)
+    tail = _tail_block(grid, blocks, block, step, sigmas[0], bulk)
     part = _narrowed(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
+    if part is None and bulk and tail is None and _quiet(blocks, block + step, sigmas[0]):
+        part = _bulk_end(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
     if part is None and _block_width(grid, block) > _EVIDENCE_WIDTH * span:
         part = _outermost_evidence(cells[in_block], sigmas[1], blocks[block], sigmas[0],
                                    from_top)
     if part is not None:
         return int(in_block[part]), in_block
-    with_tail = _with_tail(grid, blocks, block, +1 if from_top else -1, sigmas[0])
+    with_tail = in_block if tail is None else np.union1d(in_block, grid.cells_of_block(tail))
     return int(with_tail[-1] if from_top else with_tail[0]), with_tail
+
+
+def _quiet(blocks: np.ndarray, block: int, sigma: float) -> bool:
+    """Whether ``block`` (possibly past the grid) shows no evidence of mass: a
+    noisy count of at most ``_EVIDENCE_THRESHOLD`` noise standard deviations."""
+    return not 0 <= block < blocks.size or bool(blocks[block] <= _EVIDENCE_THRESHOLD * sigma)
 
 
 def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
@@ -728,19 +768,54 @@ def _outermost_evidence(noisy: np.ndarray, sigma: float, total: float, sigma_tot
     return order.size - 1 - first if from_top else first
 
 
-def _with_tail(grid: _Grid, blocks: np.ndarray, block: int, step: int,
-               sigma: float) -> np.ndarray:
-    """Cells of ``block``, and of its neighbour outward when that one's noisy
-    count exceeds ``_TAIL_THRESHOLD * sigma`` (the tail of a spread mass, e.g.
-    the lowest percent of a lognormal, below the significance of a bound), or
-    ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than ``block``."""
+def _bulk_end(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
+              from_top: bool) -> int | None:
+    """Where the bound stops in a float column's bulk block (:func:`_holds_bulk`), or None.
+
+    Scanning inward, the first part significant on its own (above
+    ``_BOUND_THRESHOLD`` of ``sigma``, as in :func:`_narrowed`) holds mass;
+    the bound stops at the outer edge of the first part, from that one
+    outward, beyond which the noisy mass (:func:`_mass_beyond`) stays below
+    ``_WALK_BEYOND`` of its standard deviation.  Unlike the evidence rule
+    (:func:`_outermost_evidence`), one outer part whose noise alone passes
+    two standard deviations does not hold the bound there, and a bound
+    that the mass beyond moves out moves one part at a time, not to the
+    block's edge.  None when no part is significant or the mass reaches
+    the outermost part (the block's edge then holds).
+    """
+    order = noisy[::-1] if from_top else noisy
+    single = np.flatnonzero(order > _part_threshold(order.size) * sigma)
+    if not single.size:
+        return None
+    for j in range(int(single[0]), 0, -1):
+        beyond, spread = _mass_beyond(order, j, sigma, total, sigma_total)
+        if beyond <= _WALK_BEYOND * spread and order[j - 1] <= _EVIDENCE_THRESHOLD * sigma:
+            return order.size - 1 - j if from_top else j
+    return None
+
+
+def _tail_block(grid: _Grid, blocks: np.ndarray, block: int, step: int, sigma: float,
+                bulk: bool = False) -> int | None:
+    """The neighbour of ``block`` outward (``block + step``) when it holds a tail,
+    else None.
+
+    A tail of a spread mass (e.g. the lowest percent of a lognormal), below
+    the significance of a bound: a noisy count above ``_TAIL_THRESHOLD *
+    sigma``, or ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than
+    ``block``.  Past a bulk block (:func:`_holds_bulk`) the tail must also hold
+    ``_BULK_TAIL_SHARE`` of the block's noisy count: a decade whose noise
+    alone passes one standard deviation no longer widens a temperature's
+    range from ``[10, 100]`` to ``[1, 100]``.
+    """
     neighbour = block + step
     if not 0 <= neighbour < blocks.size:
-        return grid.cells_of_block(block)
+        return None
     wide = _block_width(grid, neighbour) > _block_width(grid, block)
     if blocks[neighbour] <= (_WIDE_TAIL_THRESHOLD if wide else _TAIL_THRESHOLD) * sigma:
-        return grid.cells_of_block(block)
-    return np.union1d(grid.cells_of_block(block), grid.cells_of_block(neighbour))
+        return None
+    if bulk and blocks[neighbour] < _BULK_TAIL_SHARE * blocks[block]:
+        return None
+    return neighbour
 
 
 def _block_width(grid: _Grid, block: int) -> float:
@@ -749,9 +824,10 @@ def _block_width(grid: _Grid, block: int) -> float:
 
 
 def _sub_grid(grid: _Grid, found: _Range,
-              integer: bool) -> tuple[_Grid, np.ndarray, np.ndarray]:
-    """The sub-cells of the outermost cells of ``found`` as one grid, and the
-    indices of its low cell's and high cell's sub-cells in that grid.
+              step: float | None) -> tuple[_Grid, np.ndarray, np.ndarray]:
+    """The sub-cells of the outermost cells of ``found`` as one grid (one per
+    ``step`` where :meth:`_Grid.sub_edges` cuts so), and the indices of its
+    low cell's and high cell's sub-cells in that grid.
 
     The grid is also cut at the edges of the cells between each end cell and
     its inward limit (``found.limits``, :func:`_inward_limits`): whole cells,
@@ -762,7 +838,7 @@ def _sub_grid(grid: _Grid, found: _Range,
     low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
     between = np.concatenate([grid.left[found.low_cell + 1:low_limit + 1],
                               grid.right[high_limit:found.high_cell]])
-    cuts = np.unique(np.concatenate([grid.sub_edges(c, integer) for c in cells] + [between]))
+    cuts = np.unique(np.concatenate([grid.sub_edges(c, step) for c in cells] + [between]))
     left = np.concatenate([[-np.inf], cuts])
     right = np.concatenate([cuts, [np.inf]])
 
@@ -806,8 +882,17 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
     spends its releases, with signal or not, so that the ledger holds the
     same entries (set by the dtypes) whatever the noise decided."""
     todo = list(found)
-    subs = {n: _sub_grid(grids[n], found[n], is_integer(frame[n])) for n in todo}
-    counts = dict(zip(todo, _range_counts_many(table, [(n, subs[n][0]) for n in todo])))
+    subs = {n: _sub_grid(grids[n], found[n], 1.0 if is_integer(frame[n]) else None)
+            for n in todo}
+    # a datetime column's selection reads its end cells cut in days (its
+    # histogram, in 12 parts); an integer column's reads the histogram's grid
+    daily = [n for n in todo if column_kind(frame[n]) == "datetime"]
+    lattices = {n: subs[n] for n in todo}
+    lattices.update({n: _sub_grid(grids[n], found[n], _lattice_step(frame[n])) for n in daily})
+    exact = _range_counts_many(table, [(n, subs[n][0]) for n in todo]
+                               + [(n, lattices[n][0]) for n in daily])
+    counts = dict(zip(todo, exact))
+    lattice_counts = {**counts, **dict(zip(daily, exact[len(todo):]))}
     sigma_cell = budget.part(_LEVEL_SHARES[1]).sigma
     out = dict(found)
     for name in todo:
@@ -825,9 +910,9 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
         low = out[name].low if first is None else sub.left[low_part[first]]
         high = out[name].high if last is None else sub.right[high_part[last]]
         if selection is not None:
-            low, high = _with_selected_ends(name, low, high, grids[name], out[name], subs[name],
-                                            counts[name], selection,
-                                            sigma_cell, is_integer(frame[name]))
+            low, high = _with_selected_ends(name, low, high, grids[name], out[name],
+                                            lattices[name], lattice_counts[name], selection,
+                                            sigma_cell, _lattice_step(frame[name]))
         if out[name].signal and low < high:  # scans crossing inside one cell keep its edges
             out[name] = replace(out[name], low=float(low), high=float(high))
     return out
@@ -835,14 +920,16 @@ def _refined_ranges(found: dict, grids: dict, budget: _Budget, table: Any,
 
 def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, found: _Range,
                         parts: tuple, counts: np.ndarray, selection: _Budget,
-                        sigma_cell: float, integer: bool) -> tuple[float, float]:
+                        sigma_cell: float, step: float) -> tuple[float, float]:
     """``(low, high)``, each moved to the selected end when that one is more
     inward (the histogram may stop a part beyond the mass) and may be used
-    (:func:`_selected_end`); the selection is spent in every case."""
+    (:func:`_selected_end`); the selection is spent in every case.  ``parts``
+    and ``counts`` are the end cells cut by the column's ``step`` (an integer,
+    a day: :func:`_lattice_step`) and their exact counts."""
     sub, low_part, high_part = parts
-    lattice = tuple(_is_lattice(sub, part, found.total, selection, integer)
+    lattice = tuple(_is_lattice(sub, part, found.total, selection, step)
                     for part in (low_part, high_part))
-    in_cell = tuple(end or (integer and _coarse_parts(sub, part))
+    in_cell = tuple(end or _coarse_parts(sub, part, step)
                     for end, part in zip(lattice, (low_part, high_part)))
     low_candidates, high_candidates = _end_candidates(grid, found, sub, low_part, high_part,
                                                       in_cell)
@@ -856,7 +943,7 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
                           target=f"range of {name!r}: bounds",
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
-                          priors=tuple(_RANGE_PRIOR if end else _ACROSS_PRIOR
+                          priors=tuple(_RANGE_PRIOR if end and step == 1.0 else _ACROSS_PRIOR
                                        for end in lattice))
     if not _selected_end(found.total, selection):
         return low, high
@@ -868,14 +955,15 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     return low, high
 
 
-def _coarse_parts(sub: _Grid, parts: np.ndarray) -> bool:
-    """Whether an end cell's parts are wider than one (an integer cell holding
-    more than ``_INTEGER_SUBCELLS`` integers, cut in 50 parts)."""
-    return bool(np.all(sub.right[parts] - sub.left[parts] > 1))
+def _coarse_parts(sub: _Grid, parts: np.ndarray, step: float) -> bool:
+    """Whether an end cell's parts are wider than ``step`` (an integer cell
+    holding more than ``_INTEGER_SUBCELLS`` integers, cut in 50 parts; a
+    datetime cell of more than that many days, in 12)."""
+    return bool(np.all(sub.right[parts] - sub.left[parts] > step))
 
 
 def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
-                integer: bool) -> bool:
+                step: float) -> bool:
     """Whether the selection chooses among the sub-cell edges of an end cell, with
     the strong pull ``_RANGE_PRIOR``: a cell cut one part per integer (a
     lattice such as days of the month, whose last value the pull finds) of a
@@ -884,8 +972,8 @@ def _is_lattice(sub: _Grid, parts: np.ndarray, total: float, selection: _Budget,
     ``1 / _LATTICE_ROWS`` of the rows).  Else the selection only moves the
     bound inward past whole cells, pulled by ``_ACROSS_PRIOR``.  Reads the
     learned cells and noisy counts only."""
-    one_integer = integer and bool(np.all(sub.right[parts] - sub.left[parts] <= 1))
-    return one_integer and total >= _LATTICE_ROWS * _selection_unit(selection)
+    one_step = bool(np.all(sub.right[parts] - sub.left[parts] <= step))
+    return one_step and total >= _LATTICE_ROWS * _selection_unit(selection)
 
 
 def _selected_end(total: float, selection: _Budget) -> bool:
@@ -903,18 +991,27 @@ def _selection_unit(selection: _Budget) -> float:
     return 2.0 / exponential_epsilon(selection.rho_per_column)
 
 
+def _lattice_step(series: pd.Series) -> float | None:
+    """The lattice a column's values lie on, from its dtype alone: 1 for an
+    integer column, a day (in seconds) for a datetime column, None for a
+    float column (which selects no bounds)."""
+    if is_integer(series):
+        return 1.0
+    return _DAY if column_kind(series) == "datetime" else None
+
+
 def _subcell_budget(budget: _Budget, series: pd.Series) -> _Budget:
     """The budget of a column's sub-cell histogram: the third level's share, of
-    which an integer column spends only ``_SUBCELL_HISTOGRAM_SHARE`` (the rest
-    on the selection of its bounds)."""
-    return budget.part(_LEVEL_SHARES[2]
-                       * (_SUBCELL_HISTOGRAM_SHARE if is_integer(series) else 1.0))
+    which an integer or datetime column spends only
+    ``_SUBCELL_HISTOGRAM_SHARE`` (the rest on the selection of its bounds)."""
+    selects = _lattice_step(series) is not None
+    return budget.part(_LEVEL_SHARES[2] * (_SUBCELL_HISTOGRAM_SHARE if selects else 1.0))
 
 
 def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
-    """The budget of an integer column's selection of its bounds (from its dtype
-    alone); None for a float or datetime column, which selects none."""
-    if not is_integer(series):
+    """The budget of an integer or datetime column's selection of its bounds
+    (from its dtype alone); None for a float column, which selects none."""
+    if _lattice_step(series) is None:
         return None
     return budget.part(_LEVEL_SHARES[2]).part(1 - _SUBCELL_HISTOGRAM_SHARE)
 
@@ -1064,7 +1161,8 @@ def _learn_privately(frame: pd.DataFrame, todo: Sequence[Hashable], budget: _Bud
                 long_tail.append(name)
             continue
         grids[name] = _grid_of(series)
-        found[name] = _coarse_range(name, grids[name], budget, counts[name])
+        found[name] = _coarse_range(name, grids[name], budget, counts[name],
+                                    _lattice_step(series) is None)
         if not found[name].signal:
             no_signal.append(name)
     if no_signal and not lenient:

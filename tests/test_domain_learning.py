@@ -60,8 +60,8 @@ def test_neighbours_spend_the_same_entries(row):
     targets = [e.target for e in ledger_a.entries]
     levels = ("blocks", "cells", "sub-cells")
     for column in ("amount", "month", "year", "when"):
-        # an integer column also selects its bounds (a fact of its dtype)
-        selected = ("bounds",) if column in ("month", "year") else ()
+        # an integer or datetime column also selects its bounds (a fact of its dtype)
+        selected = ("bounds",) if column in ("month", "year", "when") else ()
         assert [t for t in targets if t.startswith(f"range of {column!r}")] == \
             [f"range of {column!r}: {level}" for level in levels + selected]
     assert domain_a.columns == domain_b.columns
@@ -323,22 +323,32 @@ class _RecordingShare:
         return 0
 
 
-@pytest.mark.parametrize("same_cell, across, integer", [
-    (False, False, True), (True, False, True), (False, True, True), (False, True, False)])
-def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell, across,
-                                                                      integer):
+@pytest.mark.parametrize("same_cell, across, kind", [
+    (False, False, "integer"), (True, False, "integer"), (False, True, "integer"),
+    (False, True, "float"), (False, False, "datetime"), (True, False, "datetime"),
+    (False, True, "datetime")])
+def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell, across, kind):
     """The selection's scores (clipped rows plus a public penalty) of D and of
     every D' one row apart differ by at most 1 for every candidate pair, the
     sensitivity it is charged for: also when both ends lie in one cell (a row
     is never below the low bound and above the high one), and when the
-    candidates run inward across whole cells (``across``), for an integer or
-    a float column."""
-    grid = _domain_learning._numeric_grid()
-    cells = grid.cell_of(np.array([305.0, 305.0 if same_cell else 25.0]))
+    candidates run inward across whole cells (``across``), for an integer, a
+    float or a datetime column (whose end cells are cut in days)."""
+    if kind == "datetime":
+        grid = _domain_learning._datetime_grid()
+        values = pd.to_datetime(["2013-06-01", "2013-06-01" if same_cell else "2009-03-01"])
+        cells = grid.cell_of(_domain_learning._datetimes_as_seconds(values))
+        step = _domain_learning._DAY
+    else:
+        grid = _domain_learning._numeric_grid()
+        cells = grid.cell_of(np.array([305.0, 305.0 if same_cell else 25.0]))
+        step = 1.0 if kind == "integer" else None
     limits = (int(cells[1]) + 3, int(cells[0]) - 2) if across else None
     found = _domain_learning._Range(0.0, 0.0, int(cells[1]), int(cells[0]), 0.0, 0.0,
                                     limits=limits)
-    sub, low_part, high_part = _domain_learning._sub_grid(grid, found, integer=integer)
+    sub, low_part, high_part = _domain_learning._sub_grid(grid, found, step)
+    if kind == "datetime":  # one part per day of the end cells (calendar years)
+        assert np.allclose(sub.right[high_part] - sub.left[high_part], step)
     low_candidates, high_candidates = _domain_learning._end_candidates(
         grid, found, sub, low_part, high_part)
     assert (low_candidates.size > low_part.size) == across
@@ -349,7 +359,8 @@ def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell
     def scores(table_counts):
         budget.share.scores.clear()
         _domain_learning._select_ends(table_counts, low_candidates, high_candidates, sub,
-                                      400.0, budget, target="t", cell_edges=edges,
+                                      400.0 * (step or 1.0), budget, target="t",
+                                      cell_edges=edges,
                                       priors=(50.0, 10.0))
         return budget.share.scores[0]
 
