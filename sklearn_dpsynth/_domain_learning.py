@@ -222,6 +222,7 @@ _BULK_SHARE = 0.25
 #: mass outward, beyond which the noisy mass stays below this many of its
 #: standard deviations (:func:`_outermost_evidence`).
 _WALK_BEYOND = 2.0
+_WALK_NEXT = 1.5
 #: ... and takes in a tail past it only when the tail's noisy count is at
 #: least this share of its own (:func:`_tail_block`).
 _BULK_TAIL_SHARE = 0.05
@@ -726,7 +727,7 @@ def _end_cell(grid: _Grid, blocks: np.ndarray, cells: np.ndarray, block: int,
     in_block = grid.cells_of_block(block)
     step = +1 if from_top else -1
     bulk = is_float and _holds_bulk(blocks, block)
-    tail = _tail_block(grid, blocks, block, step, sigmas[0], bulk)
+    tail = _tail_block(grid, blocks, block, step, sigmas[0], span if bulk else None)
     part = _narrowed(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
     if part is None and bulk and tail is None and _quiet(blocks, block + step, sigmas[0]):
         part = _bulk_end(cells[in_block], sigmas[1], blocks[block], sigmas[0], from_top)
@@ -789,23 +790,25 @@ def _bulk_end(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
         return None
     for j in range(int(single[0]), 0, -1):
         beyond, spread = _mass_beyond(order, j, sigma, total, sigma_total)
-        if beyond <= _WALK_BEYOND * spread and order[j - 1] <= _EVIDENCE_THRESHOLD * sigma:
+        if beyond <= _WALK_BEYOND * spread and order[j - 1] <= _WALK_NEXT * sigma:
             return order.size - 1 - j if from_top else j
     return None
 
 
 def _tail_block(grid: _Grid, blocks: np.ndarray, block: int, step: int, sigma: float,
-                bulk: bool = False) -> int | None:
+                bulk_span: float | None = None) -> int | None:
     """The neighbour of ``block`` outward (``block + step``) when it holds a tail,
     else None.
 
     A tail of a spread mass (e.g. the lowest percent of a lognormal), below
     the significance of a bound: a noisy count above ``_TAIL_THRESHOLD *
     sigma``, or ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than
-    ``block``.  Past a bulk block (:func:`_holds_bulk`) the tail must also hold
-    ``_BULK_TAIL_SHARE`` of the block's noisy count: a decade whose noise
-    alone passes one standard deviation no longer widens a temperature's
-    range from ``[10, 100]`` to ``[1, 100]``.
+    ``block``.  Past a bulk block (:func:`_holds_bulk`; ``bulk_span`` is then
+    the span of the blocks with signal) a tail wider than ``_EVIDENCE_WIDTH``
+    of that span must also hold ``_BULK_TAIL_SHARE`` of the block's noisy
+    count: a decade whose noise alone passes one standard deviation no
+    longer widens a temperature's range from ``[10, 100]`` to ``[1, 100]``,
+    while a narrow one (``[0.1, 1)`` below ``[1, 10)``) is taken as before.
     """
     neighbour = block + step
     if not 0 <= neighbour < blocks.size:
@@ -813,7 +816,9 @@ def _tail_block(grid: _Grid, blocks: np.ndarray, block: int, step: int, sigma: f
     wide = _block_width(grid, neighbour) > _block_width(grid, block)
     if blocks[neighbour] <= (_WIDE_TAIL_THRESHOLD if wide else _TAIL_THRESHOLD) * sigma:
         return None
-    if bulk and blocks[neighbour] < _BULK_TAIL_SHARE * blocks[block]:
+    thin = blocks[neighbour] < _BULK_TAIL_SHARE * blocks[block]
+    if bulk_span is not None and thin and \
+            _block_width(grid, neighbour) > _EVIDENCE_WIDTH * bulk_span:
         return None
     return neighbour
 
