@@ -264,6 +264,12 @@ _LATTICE_ROWS = 50.0
 _SUBCELLS = {"numeric": 50, "datetime": 12}
 #: A day in seconds: the lattice of a datetime column's selection of its bounds.
 _DAY = 86_400.0
+#: A datetime end cell cut in days aims its bound at clipping this many noise
+#: units of the selection (a private quantile): the empty days past the data
+#: then score this many units below the days that clip as much, so that the
+#: bound lies past the last day with odds about ``exp(-_DAY_AIM)`` (a bound
+#: clipping nothing cannot tell the last day from the next one).
+_DAY_AIM = 2.0
 #: An integer column's cell holding at most this many integers is cut into one
 #: sub-cell per integer (a year column in [2000, 2500) is learned to the year).
 _INTEGER_SUBCELLS = 500
@@ -949,7 +955,9 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
                           target=f"range of {name!r}: bounds",
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
                           priors=tuple(_RANGE_PRIOR if end and step == 1.0 else _ACROSS_PRIOR
-                                       for end in lattice))
+                                       for end in lattice),
+                          aims=tuple(_DAY_AIM * _selection_unit(selection)
+                                     if end and step == _DAY else 0.0 for end in lattice))
     if not _selected_end(found.total, selection):
         return low, high
     reaches = [count > _OUTSIDE_EVIDENCE * sigma_cell for count in found.outside]
@@ -1024,7 +1032,8 @@ def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
                  sub: _Grid, width: float, budget: _Budget, target: str,
                  cell_edges: tuple[float, float] | None = None,
-                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR)) -> tuple[int, int]:
+                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR),
+                 aims: tuple[float, float] = (0.0, 0.0)) -> tuple[int, int]:
     """The candidates (indices into ``low_part`` and ``high_part``) the bounds
     end at, chosen together by one exponential mechanism.
 
@@ -1060,9 +1069,9 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     unit = noise / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
     inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
-    low_score = -(below[low_part] + unit * _outward(inner_low - low_edges,
-                                                    low_edges[-1] - inner_low, priors[0]))
-    high_score = -(below[-1] - below[high_part + 1]
+    low_score = -(np.abs(below[low_part] - aims[0])
+                  + unit * _outward(inner_low - low_edges, low_edges[-1] - inner_low, priors[0]))
+    high_score = -(np.abs(below[-1] - below[high_part + 1] - aims[1])
                    + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
                                      priors[1]))
     if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
