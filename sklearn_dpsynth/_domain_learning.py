@@ -218,10 +218,12 @@ _EVIDENCE_WIDTH = 0.05
 #: A float column's end block holding at least this share of the noisy total
 #: holds its bulk (:func:`_holds_bulk`): ...
 _BULK_SHARE = 0.25
-#: ... and stops at the first part, from its outermost part with evidence of
-#: mass outward, beyond which the noisy mass stays below this many of its
-#: standard deviations (:func:`_outermost_evidence`).
+#: ... and stops at the first part, from its outermost significant part
+#: outward, beyond which the noisy mass stays below this many of its standard
+#: deviations (:func:`_bulk_end`) ...
 _WALK_BEYOND = 2.0
+#: ... or while the next part outward has a noisy count above this many noise
+#: standard deviations.
 _WALK_NEXT = 1.5
 #: ... and takes in a tail past it only when the tail's noisy count is at
 #: least this share of its own (:func:`_tail_block`).
@@ -783,12 +785,16 @@ def _bulk_end(noisy: np.ndarray, sigma: float, total: float, sigma_total: float,
     ``_BOUND_THRESHOLD`` of ``sigma``, as in :func:`_narrowed`) holds mass;
     the bound stops at the outer edge of the first part, from that one
     outward, beyond which the noisy mass (:func:`_mass_beyond`) stays below
-    ``_WALK_BEYOND`` of its standard deviation.  Unlike the evidence rule
-    (:func:`_outermost_evidence`), one outer part whose noise alone passes
-    two standard deviations does not hold the bound there, and a bound
-    that the mass beyond moves out moves one part at a time, not to the
-    block's edge.  None when no part is significant or the mass reaches
-    the outermost part (the block's edge then holds).
+    ``_WALK_BEYOND`` of its standard deviation and whose outward neighbour
+    has no evidence of its own (a noisy count of at most ``_WALK_NEXT`` of
+    ``sigma``).  Unlike the evidence rule (:func:`_outermost_evidence`), one
+    outer part whose noise alone passes two standard deviations does not
+    hold the bound there, and a bound that the mass beyond moves out moves
+    one part at a time, not to the block's edge.  None when no part is
+    significant (a mass spread thin, such as an amount's decade at a few
+    thousand rows: the evidence rule decides) or the mass reaches the
+    outermost part (the block's edge then holds).  Post-processing of
+    the noisy counts ``noisy`` and ``total`` only.
     """
     order = noisy[::-1] if from_top else noisy
     single = np.flatnonzero(order > _part_threshold(order.size) * sigma)
