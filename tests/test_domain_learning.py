@@ -629,8 +629,8 @@ def _hours_of_a_year(seed, n):
 def test_a_datetime_column_ends_on_its_first_and_last_days(n, least):
     """The selection of a datetime column's bounds among day edges: of 30 noise
     draws, the learned bounds lie within the real days (from 2013-01-01 to
-    the end of 2013-12-30) in at least 25 (measured 28/30 at 10,000 and at
-    50,000 rows; 0/30 before, when the bounds stayed at the year's edges, so
+    the end of 2013-12-30) in at least 25 (measured 29/30 at 10,000 and
+    28/30 at 50,000 rows; 0/30 before, when the bounds stayed at the year's edges, so
     that synthetic hours fell on December 31), always on midnights, holding
     94% (10,000 rows; measured 95.8%) or 98% (50,000; measured 99.1%) of
     the rows on average: a bound past the last day is as cheap as one on it
