@@ -39,8 +39,8 @@ Three ways to get a column's domain, in order of preference:
         standard deviations no longer holds the bound there, and mass beyond
         moves it out one cell at a time, never straight to the decade's edge
         (a gust ending at 62 was learned up to 100 in a fifth of the draws);
-        past a bulk block, a tail block wider than 5% of the span must also
-        hold 5% of the block's noisy count (:func:`_tail_block`: the empty
+        past a bulk block, a tail block towards 0 wider than 5% of the span
+        must also hold 10% of the block's noisy count (:func:`_tail_block`: the empty
         decade below a temperature no longer widens ``[10, 100]`` to
         ``[1, 100]``).  The bulk rule trades overshoot for clipping: a tail
         below the noise is clipped (the top percents of a normal column, a
@@ -266,9 +266,9 @@ _WALK_BEYOND = 2.0
 #: ... or while the next part outward has a noisy count above this many noise
 #: standard deviations.
 _WALK_NEXT = 1.5
-#: ... and takes in a tail past it only when the tail's noisy count is at
-#: least this share of its own (:func:`_tail_block`).
-_BULK_TAIL_SHARE = 0.05
+#: ... and takes in a tail decade towards 0 past it only when the tail's noisy
+#: count is at least this share of its own (:func:`_tail_block`).
+_BULK_TAIL_SHARE = 0.1
 
 #: Shares of a numeric or datetime column's budget spent on its three noisy
 #: histograms: of the blocks (decades), of the cells, and of the sub-cells of
@@ -857,9 +857,9 @@ def _tail_block(grid: _Grid, blocks: np.ndarray, block: int, step: int, sigma: f
     the significance of a bound: a noisy count above ``_TAIL_THRESHOLD *
     sigma``, or ``_WIDE_TAIL_THRESHOLD * sigma`` for a neighbour wider than
     ``block``.  Past a bulk block (:func:`_holds_bulk`; ``bulk_span`` is then
-    the span of the blocks with signal) a tail wider than ``_EVIDENCE_WIDTH``
-    of that span must also hold ``_BULK_TAIL_SHARE`` of the block's noisy
-    count: a decade whose noise alone passes one standard deviation no
+    the span of the blocks with signal) a narrower tail (towards 0) wider
+    than ``_EVIDENCE_WIDTH`` of that span must also hold ``_BULK_TAIL_SHARE``
+    of the block's noisy count: a decade whose noise alone passes one standard deviation no
     longer widens a temperature's range from ``[10, 100]`` to ``[1, 100]``,
     while a narrow one (``[0.1, 1)`` below ``[1, 10)``) is taken as before.
     """
@@ -870,7 +870,7 @@ def _tail_block(grid: _Grid, blocks: np.ndarray, block: int, step: int, sigma: f
     if blocks[neighbour] <= (_WIDE_TAIL_THRESHOLD if wide else _TAIL_THRESHOLD) * sigma:
         return None
     thin = blocks[neighbour] < _BULK_TAIL_SHARE * blocks[block]
-    if bulk_span is not None and thin and \
+    if bulk_span is not None and not wide and thin and \
             _block_width(grid, neighbour) > _EVIDENCE_WIDTH * bulk_span:
         return None
     return neighbour

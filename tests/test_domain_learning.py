@@ -567,11 +567,11 @@ def test_light_tailed_float_columns_end_near_their_data():
     """Issue 23's criterion on learned float bounds: 30 noise draws of a
     weather-like table (noise about 180 per cell count), every column's learned
     bounds inside its real range widened by 5% of its width on each side in
-    at least 17 draws (measured 21/30; 4/30 on the previous rule, whose bound
+    at least 17 draws (measured 19/30; 4/30 on the previous rule, whose bound
     jumped to the edge of the decade, e.g. 100 for a gust ending at 50, or
     took in the empty decade below it, when the noisy mass past the outermost
     cell with evidence passed one standard deviation), and each column in at
-    least 20 (measured: the gust 22, the others 29 or 30; before: the gust
+    least 20 (measured: the gust 22, the others 28 to 30; before: the gust
     12, the speed 19); the rows inside the bounds stay at 92% on average for
     the three full columns (measured 94.1%; 95.2% before) and 80% for the gust
     (measured 83.8%; 86.9% before): a tail below the noise is clipped rather
