@@ -5,6 +5,7 @@ Standalone script; from the repository root::
     nice -n 10 python -m benchmarks.domain_learning learned --seeds 3
     nice -n 10 python -m benchmarks.domain_learning learned --seeds 2 --method aim
     nice -n 10 python -m benchmarks.domain_learning heavy-tails --seeds 3
+    python -m benchmarks.domain_learning ends --csv /tmp/newuser/weather10k.csv --seeds 30
 
 Two studies, both with :class:`~sklearn_dpsynth.MSTSynthesizer` (``--method aim``:
 :class:`~sklearn_dpsynth.AIMSynthesizer` for the first) at ``epsilon=1``
@@ -30,13 +31,26 @@ AIM; ``--preprocessing-budget`` sets another, ``--tables adult`` runs one table)
   learned privately.  Reported: the mean 2-way TVD over the pairs of those
   seven columns and over all pairs.
 
+* ``ends``: a CSV file read as the command line reads it (typed privately,
+  nothing declared), its numeric and datetime columns learned with the
+  synthesizers' default budget (:class:`~sklearn_dpsynth.IndependentSynthesizer`,
+  whose domain learning is MST's and AIM's: the same shares, the same
+  noise for a seed) over ``--seeds`` noise draws.  Per column: the draws
+  whose learned bounds lie inside the real range widened by 5% of its width
+  on each side (a datetime column: inside the real days), the mean and worst
+  share of rows inside the bounds, and the most frequent bounds.  The
+  tables of ``benchmarks.new_user`` (``weather10k.csv``) are the intended
+  input.
+
 ``--details`` prints every numeric column's learned bounds and rows inside.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -189,9 +203,58 @@ def study_heavy_tails(seeds: int, epsilon: float) -> None:
               f"{np.mean(overall):.3f} ± {np.std(overall):.3f} |", flush=True)
 
 
+def _real_range(values: pd.Series, is_datetime: bool) -> tuple[np.ndarray, float, float]:
+    """Present values as numbers (seconds for dates) and the range a learned
+    bound must keep inside: widened by 5% of its width, or to whole days."""
+    if is_datetime:
+        stamps = pd.to_datetime(values.dropna().astype(str), utc=True, format="ISO8601")
+        seconds = ((stamps - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_numpy()
+        day = 86_400.0
+        return seconds, seconds.min() // day * day, (seconds.max() // day + 1) * day
+    numbers = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
+    margin = 0.05 * (numbers.max() - numbers.min())
+    return numbers, numbers.min() - margin, numbers.max() + margin
+
+
+def study_ends(csv: str, seeds: int, epsilon: float) -> None:
+    """Learned bounds of a CSV's numeric and datetime columns against its real ranges."""
+    from sklearn_dpsynth.cli import read_table
+    from sklearn_dpsynth.marginal import IndependentSynthesizer
+
+    frame, real = read_table(csv, as_text=True), pd.read_csv(csv, low_memory=False)
+    near, inside, ends = (collections.defaultdict(list) for _ in range(3))
+    for seed in range(seeds):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = IndependentSynthesizer(random_state=seed).fit(frame, epsilon=epsilon)
+        for spec in model.domain_:
+            if spec.kind != "numeric":
+                continue
+            is_datetime = spec.value_type == "datetime"
+            values, low, high = _real_range(real[spec.name], is_datetime)
+            first, last = spec.edges[0], spec.edges[-1]
+            if spec.integer:  # edges lie half a unit outside the first and last integers
+                first, last = math.ceil(first), math.floor(last)
+            near[spec.name].append(first >= low and last <= high)
+            inside[spec.name].append(float(np.mean((values >= first) & (values <= last))))
+            shown = [pd.Timestamp(v, unit="s").date() if is_datetime else f"{v:g}"
+                     for v in (first, last)]
+            ends[spec.name].append(f"[{shown[0]}, {shown[1]}]")
+    print(f"{csv}, {seeds} draws, epsilon={epsilon:g}\n\n| column | bounds inside the real "
+          "range +5% (days) | rows inside, mean (worst) | most frequent bounds |\n"
+          "|---|---|---|---|")
+    for name in near:
+        common = ", ".join(f"{b} x{k}" for b, k in
+                           collections.Counter(ends[name]).most_common(3))
+        print(f"| {name} | {sum(near[name])}/{seeds} | {np.mean(inside[name]):.3f} "
+              f"({np.min(inside[name]):.3f}) | {common} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("study", choices=["learned", "heavy-tails"])
+    parser.add_argument("study", choices=["learned", "heavy-tails", "ends"])
+    parser.add_argument("--csv", default="/tmp/newuser/weather10k.csv",
+                        help="the table of the ends study (see benchmarks.new_user)")
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--sizes", type=int, nargs="+", default=None,
@@ -209,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.study == "learned":
         study_learned(args.seeds, args.epsilon, sizes, args.details, args.method,
                       args.tables, args.preprocessing_budget)
+    elif args.study == "ends":
+        study_ends(args.csv, args.seeds, args.epsilon)
     else:
         study_heavy_tails(args.seeds, args.epsilon)
 
