@@ -12,6 +12,8 @@ private table.
 * :class:`ZeroMasks` holds the structural zeros and forces them into a
   model's log-potentials (``-inf``), so that they are exactly zero in every
   marginal and never sampled.
+* :func:`holdout_factor` chooses the final estimation's discrepancy factor
+  by two-fold cross-validation on the two halves of every measurement.
 * :func:`grow_tree` and :func:`refit` keep the junction tree monotone (the
   previous maximal cliques are always part of the next model), warm-start
   on the new tree and re-estimate.
@@ -25,12 +27,16 @@ import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 from ...pgm.estimation import (DiscrepancyStop, estimate_from_tables, estimation_tree,
-                               initial_tables)
+                               holdout_stop_factor, initial_tables)
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
-           "refit_from_independent"]
+           "refit_from_independent", "holdout_factor"]
 
 Marginal = tuple[int, ...]
+
+#: Steps without a new held-out minimum (at least) before a fold of
+#: :func:`holdout_factor` stops (``patience`` of ``HeldOutLoss``).
+HOLDOUT_PATIENCE = 25
 
 #: Smallest count of a code in the independent starting point of the final
 #: estimation, so that its log-potentials are finite.
@@ -372,3 +378,74 @@ def refit_from_independent(
                            callback=stop, dtype=dtype)
     info["stopped_by"] = stop.reason
     return zeros.apply(model), info
+
+
+def holdout_factor(
+    tree: JunctionTree,
+    halves: tuple[MeasurementBank, MeasurementBank],
+    one_way: Mapping[tuple[str], np.ndarray],
+    zeros: ZeroMasks,
+    *,
+    total: float,
+    max_iters: int,
+    tol: float,
+    dtype: type | str = np.float64,
+) -> tuple[float | None, dict]:
+    """The final estimation's stop, read off the noise split.
+
+    Every marginal was released as two halves with independent noise (the
+    two banks, filled in the same order).  For each fold the model is
+    fitted from the independent start to one half while the other half's
+    loss is followed (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`,
+    patience :data:`HOLDOUT_PATIENCE`): the fitted half's
+    ``loss / n_entries`` at the lowest held-out loss is the fold's factor.
+    A fold *overfits* when its held-out loss stopped falling long enough
+    for the patience rule to end it (``iterations - best_iteration >
+    max(HOLDOUT_PATIENCE, best_iteration)``).  When some fold overfits,
+    the result is the mean factor, for :func:`refit_from_independent`;
+    when neither does (both ran to ``tol`` or ``max_iters`` with the
+    held-out loss still at or near its lowest), the noise never showed
+    the fit going too far and the result is None: run the estimation to
+    convergence.  Only noisy releases are read (post-processing).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The final structure (the folds are fitted on it).
+    halves : (MeasurementBank, MeasurementBank)
+        First and second halves of every measurement.
+    one_way : dict of tuple of str to ndarray
+        Log-potentials of the start (:func:`independent_start`).
+    zeros : ZeroMasks
+        Structural zeros, forced into the start.
+    total : float
+        Number of records (an estimate from the releases).
+    max_iters, tol : int, float
+        Mirror-descent limits.
+    dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
+        Type of the folds' tables and beliefs.
+
+    Returns
+    -------
+    factor : float or None
+        The mean of the folds' factors, or None (no fold overfits).
+    info : dict
+        ``factor`` (that result), ``mean_factor`` and, per fold,
+        ``factor``, ``best_iteration``, ``iterations``, ``best_at_end``
+        and ``overfits``.
+    """
+    first, second = (bank.measurements() for bank in halves)
+    mean_factor, folds = holdout_stop_factor(
+        tree.domain, list(zip(first, second)), total=total,
+        potentials=zeros.potentials(one_way), cliques=list(tree.cliques),
+        max_iter=max_iters, tol=tol, dtype=dtype, patience=HOLDOUT_PATIENCE)
+    keys = ("factor", "best_iteration", "iterations", "best_at_end")
+    records = [{**{k: f[k] for k in keys}, "overfits": _overfits(f)} for f in folds]
+    factor = mean_factor if any(r["overfits"] for r in records) else None
+    return factor, {"factor": factor, "mean_factor": mean_factor, "folds": records}
+
+
+def _overfits(fold: Mapping[str, Any]) -> bool:
+    """Whether a fold of :func:`holdout_factor` was ended by the held-out patience rule."""
+    best = fold["best_iteration"]
+    return fold["iterations"] - best > max(HOLDOUT_PATIENCE, best)
