@@ -271,11 +271,12 @@ def test_final_estimation_stops_by_the_discrepancy_rule(net):
 
 
 def test_holdout_halves_are_accounted_against_the_schedule(net):
-    """Default ``early_stopping="holdout"``: every measurement is two releases at
+    """``early_stopping="holdout"``: every measurement is two releases at
     ``sqrt(2) sigma`` costing ``1 / (4 sigma^2)`` each (recomputed here from the
     recorded sigmas), the 1-way marginals first, then one pair per round; the ledger
     totals the budget."""
-    synth = _aim(net, rounds=40).fit(net.frame, epsilon=1.5, delta=1e-7)
+    synth = _aim(net, rounds=40, early_stopping="holdout").fit(net.frame, epsilon=1.5,
+                                                                 delta=1e-7)
     entries = [e for e in synth.privacy_ledger_.entries if e.mechanism == "gaussian"]
     assert len(entries) == 2 * (len(net.domain) + synth.n_rounds_)
     pairs = list(zip(entries[0::2], entries[1::2]))
@@ -308,7 +309,7 @@ def test_holdout_ledger_for_neighbouring_tables(net):
     nothing (as many Gaussian releases as measurements, one selection per round)."""
     ledgers = []
     for frame in (net.frame, net.frame.iloc[:-1]):
-        synth = _aim(net).fit(frame, epsilon=1.0)
+        synth = _aim(net, early_stopping="holdout").fit(frame, epsilon=1.0)
         ledger = synth.privacy_ledger_
         kinds = [e.mechanism for e in ledger.entries]
         assert kinds.count("gaussian") == 2 * len(synth.cliques_)

@@ -106,7 +106,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         beat 1.0 on 2-way TVD on Adult and on ``make_bayesnet`` tables (see
         the user guide's Performance section).  0 runs every round to
         ``max_iter`` / ``tol``.
-    early_stopping : "holdout", float or None, default="holdout"
+    early_stopping : float, "holdout" or None, default=0.7
         The final estimation restarts from the independent model (the
         product of the last model's 1-way marginals) and stops at the first
         step whose loss is at most a factor ``tau`` times the number of
@@ -118,12 +118,11 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         ``final_max_iter`` leaves (the loss falls ever more slowly, so the
         cap would have stopped it above the target anyway).  ``None``
         continues from the last round's model up to ``final_max_iter`` /
-        ``tol``; a number fixes ``tau`` (0.7 was the default before).
-        ``"holdout"`` decides from the noisy measurements, by two-fold
-        cross-validation (every marginal is released as two halves of its
-        budget): when the held-out loss shows a fit to one half going too
-        far, ``tau`` is read off the folds; when it never does, the run
-        continues as with ``None``.  See Notes.
+        ``tol``; a number fixes ``tau``.  ``"holdout"`` decides from the
+        noisy measurements, by two-fold cross-validation (every marginal is
+        released as two halves of its budget): when the held-out loss shows
+        a fit to one half going too far, ``tau`` is read off the folds;
+        when it never does, the run continues as with ``None``.  See Notes.
     structural_zeros : dict, default=None
         ``{columns: cells}`` of cells known to be impossible: ``columns`` a
         tuple of column names, ``cells`` a list of tuples of raw values (one
@@ -252,8 +251,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     (``benchmarks/aim_highorder.py``) the factor 0.7 was reached after
     about 70 steps and kept 0.43-0.52 of the sampled rows valid on two
     of three seeds, where running on kept about 0.6-0.7 (and gave a
-    better held-out likelihood).  The default ``"holdout"`` therefore
-    lets the data decide, as MST does: every marginal is released as two
+    better held-out likelihood).  ``early_stopping="holdout"`` lets the
+    data decide, as MST's default does: every marginal is released as two
     halves of its budget, and for each of two folds the final estimation
     is fitted from the independent model to one half while the other
     half's loss (in expectation the model's squared error on the true
@@ -267,7 +266,12 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     or ``final_max_iter``), the noise never showed overfitting and the
     final estimation continues from the last round's model to
     convergence.  That costs two extra estimations on the final tree;
-    ``estimation_info_["holdout"]`` records the folds and the choice.  On tables whose
+    ``estimation_info_["holdout"]`` records the folds and the choice.
+    It is not the default yet: on that table it raised the mean valid
+    share from 0.56 to 0.68 but one seed of three stayed below 0.5 (its
+    rounds covered fewer column pairs) and the folds doubled the fit time
+    on models of the full 2^20 cells; figures in ``benchmarks/README.md``
+    ("AIM on binary tables with high-order structure").  On tables whose
     measurements no distribution fits to that target (Texas: the lowest
     reachable loss is above it), the out-of-reach test ends the final
     estimation after 314-589 steps instead of the 1,000-step cap; where
@@ -319,7 +323,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
                  preprocessing_budget=0.3, max_categories=99,
                  bin_value="uniform", workload=None, max_cells=10000,
                  max_model_size=80.0, rounds=None, max_iter=100, final_max_iter=1000,
-                 tol=1e-6, round_atol=0.3, early_stopping="holdout", structural_zeros=None,
+                 tol=1e-6, round_atol=0.3, early_stopping=0.7, structural_zeros=None,
                  initial_cliques=None,
                  verbose=0, callback=None, random_state=None,
                  model_dtype="auto", max_iters="deprecated", final_max_iters="deprecated"):
