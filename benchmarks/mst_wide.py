@@ -28,9 +28,12 @@ Diagnostics (not private; for locating where the error comes from):
   *exact* pair scores (what the private selection would pick without its
   noise); the selection's share is still recorded in the ledger, so every
   other step gets the budget it gets in a private fit;
+* ``--generator systematic`` -- the generator without its balancing step
+  (the default before issue 27 item 6): each parent group's values dealt
+  systematically along the context order only;
 * ``--generator shuffled`` -- rows generated as private-pgm's reference
   does: in every parent group the rounded counts of the new attribute in a
-  random order, instead of our low-variance interleaving;
+  random order, instead of our low-variance interleaving (no balancing);
 * ``--shares a,b,c`` -- the budget split between the 1-way measurements, the
   selection and the tree's measurements in these proportions instead of
   thirds (still the whole budget);
@@ -39,8 +42,14 @@ Diagnostics (not private; for locating where the error comes from):
   (``sd_subset``): how far a figure measured on another random subset of
   pairs may lie from ours.
 
-Findings (issue 27 item 6; seeds 0-2 unless said, the shared 2-core machine
-under load, so CPU seconds only; every line is a command of this script):
+Result: the gap was the generator's (see benchmarks/README.md, "MST on a
+100-column table"): with the balancing step, the default scores 0.00704
+(0.00702 / 0.00711 / 0.00700; ``tvd_model`` 0.00700) where the systematic
+generator scored 0.00750 and the reference 0.0073 (seed 0).
+
+Findings before the balancing step (every run used the generator now
+behind ``--generator systematic``; seeds 0-2 unless said, the shared
+2-core machine under load, so CPU seconds only):
 
 =================================================  =======  =========  =========
 run                                                tvd      tvd_model  fit CPU s
@@ -135,6 +144,11 @@ def _oracle_kruskal(pairs, scores, components, rho_per_round, ledger, rng, label
     return maximum_spanning_tree(pairs, scores, components)
 
 
+def _unbalanced(values, rows, group, cells, n_values, rng):
+    """The dealt values unchanged (the generator before the balancing step)."""
+    return values
+
+
 def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Every group's rounded values in a random order (the reference's generator)."""
     n_groups, n_values = counts.shape
@@ -147,10 +161,13 @@ def _shuffled_groups(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray
 @contextlib.contextmanager
 def diagnostics(tree: str, generator: str,
                 shares: tuple[float, float, float] | None = None) -> Iterator[None]:
-    """Swap in the oracle tree, the shuffled generator and/or a budget split for the block."""
-    saved = mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares
+    """Swap in the oracle tree, another generator and/or a budget split for the block."""
+    saved = (mst_module.private_kruskal, sampling_module._interleave,
+             mst_module.budget_shares, sampling_module._balance)
     if tree == "oracle":
         mst_module.private_kruskal = _oracle_kruskal
+    if generator in ("systematic", "shuffled"):
+        sampling_module._balance = _unbalanced
     if generator == "shuffled":
         sampling_module._interleave = _shuffled_groups
     if shares is not None:
@@ -159,7 +176,8 @@ def diagnostics(tree: str, generator: str,
     try:
         yield
     finally:
-        mst_module.private_kruskal, sampling_module._interleave, mst_module.budget_shares = saved
+        (mst_module.private_kruskal, sampling_module._interleave,
+         mst_module.budget_shares, sampling_module._balance) = saved
 
 
 def subset_spread(train: pd.DataFrame, synthetic: pd.DataFrame, domain: dict,
@@ -221,7 +239,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--features", type=int, default=100)
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--tree", choices=["private", "oracle"], default="private")
-    parser.add_argument("--generator", choices=["ours", "shuffled"], default="ours")
+    parser.add_argument("--generator", choices=["ours", "systematic", "shuffled"],
+                        default="ours")
     parser.add_argument("--shares", type=lambda text: tuple(float(v) for v in text.split(",")),
                         default=None, metavar="A,B,C")
     parser.add_argument("--subset-spread", action="store_true")

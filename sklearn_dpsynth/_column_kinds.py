@@ -1,8 +1,10 @@
 """Reading columns by kind: declared, or chosen privately, never guessed from rows.
 
-A column of untyped *text* (a DataFrame's ``object`` column, a numpy array
-of strings, a CSV file read as text by ``dpsynth`` or by ``fit`` on a path)
-says nothing public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
+A column of untyped *text* (a DataFrame's ``object`` column or pandas
+string column -- ``str``, ``string``, python or pyarrow storage, or an
+``ArrowDtype`` string, see :func:`is_text` --, a numpy array of strings, a
+CSV file read as text by ``dpsynth`` or by ``fit`` on a path) says nothing
+public about what its values are.  Its kind decides how it is modelled (a numeric range, dates,
 or categories), so choosing it by looking at the rows -- as
 ``pandas.read_csv`` does -- would let one row change the released model
 (one text cell turns a numeric column into categories; one missing value
@@ -31,7 +33,7 @@ turns integers into floats).  Here the kind is
   columns where the noisy counts show such values above the noise.
 
 Columns with real typed dtypes (numbers, datetimes, durations, booleans,
-pandas categoricals, pandas strings) keep their dtype: it is schema.  A
+pandas categoricals) keep their dtype: it is schema.  A
 text column read as dates has its unit (the coarsest of year, month, day,
 hour, minute, second that the dates start) chosen from the same histogram
 (its date cells), so that synthetic dates keep the resolution of the real
@@ -43,11 +45,15 @@ above the noise (:func:`learned_unit`) it gets none.
 Which columns are measured depends on the schema and the declaration
 only, and each is charged whether or not its kind turns out ambiguous,
 so the ledger's lines are the same for neighbouring tables.  Everything
-after the noisy counts is post-processing.  A typed text column (a pandas
-string column, an engine's string type) is categories unless it is
-declared as numbers or dates, when it is read so as well.  Engines
+after the noisy counts is post-processing.  A text column read as numbers
+or dates holds them from then on, and ``sample`` gives them back so
+(``float64``, nullable ``Int64``, ``datetime64``), whether the input held
+them as ``object`` or as pandas strings; one read as categories keeps the
+input's dtype (``object`` stays ``object``, ``str`` stays ``str``).  An
+engine's text columns (DuckDB ``VARCHAR`` of CSV or Parquet files or
+relations, Spark strings) are text as well, read by the same rules.  Engines
 (DuckDB, Spark) read text by the same rules in their own expressions
-(:func:`read_engine_kinds`), with the same histogram for untyped CSV text
+(:func:`read_engine_kinds`), with the same histogram for their text
 and for typed datetime columns (on their UTC wall clock: an engine keeps
 instants, not the zone of a tz-aware pandas column).
 
@@ -77,7 +83,8 @@ __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NS_RANGE_US", "NUMBER_PATT
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
-           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range"]
+           "datetime_counts", "learned_unit", "engine_dtypes", "dates_by_unit", "in_ns_range",
+           "check_wall_clock_zones", "naive_datetime_columns"]
 
 #: Share of the preprocessing budget spent choosing the kinds (and learning
 #: the datetime units) of undeclared columns, when there are any.
@@ -138,21 +145,29 @@ class ColumnKind:
 
 
 # ------------------------------------------------------------------ schema
-def holds_text(dtype: Any) -> bool:
-    """Whether a dtype holds text: ``object`` or a pandas string dtype.  Such a
-    column is read as numbers or dates when it is declared so."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return False
-    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+#: The pyarrow types of pandas' ``ArrowDtype`` that hold text.
+_ARROW_TEXT = frozenset({"string", "large_string", "string_view"})
 
 
 def is_text(dtype: Any) -> bool:
-    """Whether a dtype holds values of no declared kind: ``object``.
+    """Whether a dtype holds text, whose kind is declared or chosen privately.
 
-    A pandas string column (``str`` or ``string`` dtype) is typed text, and
-    is modelled as categories like a pandas categorical.
+    ``object``, a pandas string dtype (``str``, ``string``, with either
+    storage, python or pyarrow) and pandas' ``ArrowDtype`` of a pyarrow
+    string type: text carries no public kind, whatever pandas called it
+    (``pandas.read_csv`` gives ``str`` columns from pandas 3 on, ``object``
+    before), so every such column is read by the same rules.  A pandas
+    categorical is not text (its categories are the values).
     """
-    return isinstance(dtype, np.dtype) and dtype == np.dtype(object)
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    if isinstance(dtype, np.dtype):
+        return dtype == np.dtype(object)
+    return str(getattr(dtype, "pyarrow_dtype", "")) in _ARROW_TEXT
+
+
+#: The name the engine sources use: a column of a text dtype (see :func:`is_text`).
+holds_text = is_text
 
 
 def _is_datetime(dtype: Any) -> bool:
@@ -162,6 +177,51 @@ def _is_datetime(dtype: Any) -> bool:
 def _dtype_tz(dtype: Any) -> str | None:
     tz = getattr(dtype, "tz", None)
     return None if tz is None else str(tz)
+
+
+#: Zone names a naive datetime column may be declared in: its values are read as UTC.
+_UTC_NAMES = frozenset({"UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "ZULU", "UNIVERSAL"})
+
+
+def check_wall_clock_zones(wall_clock: Sequence[Hashable],
+                           declared: Mapping[Hashable, Any]) -> None:
+    """ValueError naming the first column of naive datetimes declared with a time zone.
+
+    A naive datetime (pandas ``datetime64`` without a zone, DuckDB
+    ``TIMESTAMP``/``DATE``, Spark ``TimestampNTZType``/``DateType``) is a wall
+    clock of no zone; read as UTC, it would silently disagree with a
+    declared ``tz`` (bounds, units and samples are in that zone), and
+    localizing it must decide how to read the wall-clock times that a
+    daylight-saving change skips or repeats -- a choice about the rows,
+    which the caller makes (``Series.dt.tz_localize(tz, ambiguous=...,
+    nonexistent=...)``).  Schema and declaration only: the same for
+    neighbouring tables.  Declaring ``"tz": "UTC"`` (the reading of naive
+    values) is allowed.  Text columns are not concerned: a date written
+    without an offset is read in the declared zone.
+
+    Parameters
+    ----------
+    wall_clock : sequence
+        The naive datetime columns (of the schema).
+    declared : mapping
+        The declaration.
+    """
+    for name in wall_clock:
+        if name not in declared:
+            continue
+        tz = declared_kind(declared[name])[2]
+        if tz is not None and str(tz).upper() not in _UTC_NAMES:
+            raise ValueError(
+                f"column {name!r} holds datetimes without a time zone (naive) but is declared "
+                f"with tz={str(tz)!r}: localize it to that zone first (pandas: "
+                f"Series.dt.tz_localize({str(tz)!r}); DuckDB: TIMESTAMPTZ; Spark: "
+                "TimestampType), or declare it without 'tz' (naive values are read as UTC).")
+
+
+def naive_datetime_columns(dtypes: Mapping[Hashable, Any]) -> list:
+    """The columns of a naive ``datetime64`` dtype (no time zone)."""
+    return [name for name, dtype in dtypes.items()
+            if _is_datetime(dtype) and _dtype_tz(dtype) is None]
 
 
 def columns_to_measure(dtypes: Mapping[Hashable, Any],
@@ -199,8 +259,8 @@ def columns_to_measure(dtypes: Mapping[Hashable, Any],
 
 def engine_dtypes(source: Any) -> dict:
     """Column name -> dtype of an engine source as :func:`columns_to_measure` sees
-    it: ``object`` for its untyped text columns (CSV text), the modelled dtype
-    of its datetime columns, None for the others (typed text included)."""
+    it: ``object`` for its untyped text columns (``untyped_columns``), the
+    modelled dtype of its datetime columns, None for the others."""
     untyped = set(source.untyped_columns())
     schema = source.schema_frame()
     return {name: np.dtype(object) if name in untyped else
@@ -582,6 +642,7 @@ def read_kinds(
     """
     for name in frame.columns:
         unhashable_check(frame[name])
+    check_wall_clock_zones(naive_datetime_columns(dict(frame.dtypes.items())), declared)
     measured = columns_to_measure(dict(frame.dtypes.items()), declared)
     zones = _zones(measured, declared)
     parsed = {}  # each measured column is parsed once, for its counts and its cast
@@ -604,7 +665,7 @@ def read_kinds(
                 noisy.get(name), kind, sigma):
             dropped.append(name)
         kinds[name] = kind
-        declared_text = name in declared and holds_text(series.dtype)
+        declared_text = name in declared and is_text(series.dtype)
         same_zone = (kind.tz or "UTC") == (zones.get(name) or "UTC")  # naive dates read as UTC
         reuse = parsed.get(name) if same_zone else None
         columns[name] = _cast(series, kind, declared_text, reuse) if (
@@ -655,15 +716,17 @@ def read_engine_kinds(source: Any, declared: Mapping[Hashable, Any], *,
     """:func:`read_kinds` for a table held by an engine (DuckDB, Spark).
 
     The engine's text columns declared as numbers or dates are read so
-    (:meth:`read_by_kinds` of the source); its untyped text columns (CSV
-    files read as text) get their kinds chosen privately from the engine's
-    exact kind histograms (``kind_counts_many``), as in memory.
+    (:meth:`read_by_kinds` of the source); its undeclared text columns
+    (``untyped_columns``: every text column of DuckDB and Spark) get their
+    kinds chosen privately from the engine's exact kind histograms
+    (``kind_counts_many``), as in memory.
 
     Returns
     -------
     dict
         Column name -> :class:`ColumnKind` of the columns read by kind.
     """
+    check_wall_clock_zones(source.wall_clock_columns(), declared)
     text = set(source.text_columns())
     measured = columns_to_measure(engine_dtypes(source), declared)
     if measured and preprocessing == "non-private":
@@ -702,7 +765,7 @@ def _kind_of(series: pd.Series, entry: Any, counts: np.ndarray | None,
         kind = _declared_text_kind(entry)
         if counts is not None and kind.kind == "datetime":
             kind = ColumnKind("datetime", learned_unit(counts, sigma), kind.tz)
-        if not holds_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
+        if not is_text(series.dtype) and kind.kind not in ("datetime", "timedelta"):
             return ColumnKind("typed"), False
         return kind, False
     if _is_datetime(series.dtype):
@@ -808,7 +871,7 @@ def read_like(frame: pd.DataFrame, kinds: Mapping[Hashable, ColumnKind]) -> pd.D
     for name in frame.columns:
         series, kind = frame[name], kinds.get(name)
         unhashable_check(series)
-        if kind is not None and holds_text(series.dtype) and \
+        if kind is not None and is_text(series.dtype) and \
                 kind.kind not in ("typed", "category"):
             series = _cast(series, kind, declared=False)
         cast[name] = series

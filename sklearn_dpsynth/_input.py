@@ -7,9 +7,13 @@ from the data); a restored categorical column gets the categories of the
 fitted domain (declared or learned privately) instead.
 
 Datetime columns are modelled as numbers: seconds since 1970-01-01 UTC (a
-tz-aware value is taken in UTC; a naive one as if it were UTC), the
+tz-aware value is taken in UTC; a naive one as if it were UTC, and a naive
+column declared in another time zone is refused, see
+``sklearn_dpsynth._column_kinds.check_wall_clock_zones``), the
 convention of :meth:`sklearn_dpsynth.domain.ColumnSpec.encode`; they are
-restored to the input's unit and time zone.  Duration (timedelta) columns
+restored to the input's unit and time zone.  Text columns (``object`` or
+pandas strings) read as numbers or dates are restored as those (the dtype
+of the table as read); read as categories, in the input's text dtype.  Duration (timedelta) columns
 are modelled as seconds and restored as durations.  A numpy array of
 strings is held as objects (its ``<U...`` width is the longest private
 string, so it is never kept) and given back as an object array.

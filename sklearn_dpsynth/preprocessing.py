@@ -19,12 +19,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._column_kinds import (KIND_SHARE, annotate_domain, columns_to_measure, read_kinds,
-                            read_like)
+from ._column_kinds import KIND_SHARE, annotate_domain, read_like
 from ._domain_learning import candidate_grid, learn_domain
 from ._input import InputForm, align_columns, check_table
 from ._input import set_feature_info as _set_feature_info
 from ._validation import COMMON_CONSTRAINTS, check_rng
+from .backends import open_source
 from .privacy import DEFAULT_DELTA, LedgerShare, PrivacyLedger, check_budget, epsilon_to_rho
 from .public_domain import describe_domain, domain_from_public_data
 
@@ -137,7 +137,13 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
+        X : DataFrame, array-like of shape (n_samples, n_features) or a source
+            Anything a synthesizer's ``fit`` takes
+            (:func:`~sklearn_dpsynth.backends.open_source`: a Parquet/CSV
+            path, a DuckDB relation, a pyspark DataFrame are counted where
+            they live; :meth:`transform` takes rows in memory).  Text
+            columns (``object`` or pandas strings) are read by their
+            declared kind or by one chosen privately, as in ``fit``.
         y : ignored
         epsilon, delta : float, optional
             Budget for learning undeclared columns privately; all of it is
@@ -159,19 +165,21 @@ class TableDiscretizer(TransformerMixin, BaseEstimator):
     def _fit_in_budget(self, X, budget: LedgerShare | None):
         """Fit spending at most the share ``budget`` (also used by pipelines)."""
         self._validate_params()
-        frame, form = check_table(X)
+        source = open_source(X)  # the one source interface, as the synthesizers' fit
+        form = source.input_form()
+        declared = dict(self.domain or {})
         noise_rng = check_rng(self.random_state)
         spend = budget
         kinds_budget = None
         if budget is not None and self.preprocessing != "non-private" and budget.rho > 0 and \
-                columns_to_measure(dict(frame.dtypes.items()), dict(self.domain or {})):
+                source.columns_to_measure(declared):
             kinds_budget = budget.share(KIND_SHARE * budget.rho, label="column kinds")
             spend = budget.share(budget.rho - kinds_budget.rho, budget.delta)
-        frame, self._kinds = read_kinds(frame, dict(self.domain or {}), budget=kinds_budget,
-                                        rng=noise_rng, preprocessing=self.preprocessing)
-        self._form = InputForm(form.columns, list(frame.dtypes), form.is_frame)
+        self._kinds = source.read_column_kinds(declared, budget=kinds_budget, rng=noise_rng,
+                                               preprocessing=self.preprocessing)
+        self._form = InputForm(form.columns, list(source.schema_frame().dtypes), form.is_frame)
         self.domain_ = annotate_domain(learn_domain(
-            frame, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
+            source, self.domain, n_bins=self.n_bins, preprocessing=self.preprocessing,
             rng=noise_rng, budget=spend, max_categories=self.max_categories), self._kinds)
         ledger = None if budget is None else budget.root
         self.privacy_ledger_ = ledger if ledger is not None and len(budget.entries) else None

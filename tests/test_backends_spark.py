@@ -365,3 +365,60 @@ def test_a_date_past_the_nanosecond_range_is_not_a_date_on_spark(spark):
                 IndependentSynthesizer(domain=domain, random_state=0).fit(data, epsilon=1.0)
             messages.append(str(error.value))
     assert all("'d'" in m and "9999" not in m for m in messages), messages
+
+
+def _text_kinds_frame(n=3000, seed=4, offsets=40):
+    """Text as a CSV read by pandas gives it: ISO dates (``offsets`` of them with
+    an offset, one outside the nanosecond range), decimals, whole numbers, words."""
+    rng = np.random.default_rng(seed)
+    days = np.asarray(pd.date_range("2019-01-01", periods=500, freq="D").strftime("%Y-%m-%d"),
+                      dtype=object)
+    when = days[rng.integers(0, 500, n)]
+    when[:offsets] = [f"{d}T10:00:00+02:00" for d in when[:offsets]]
+    when[offsets] = "9999-12-31"
+    amount = rng.gamma(2.0, 40.0, n).round(2).astype(str).astype(object)
+    amount[rng.random(n) < 0.05] = None
+    return pd.DataFrame({"when": when, "amount": amount,
+                         "count": rng.integers(0, 30, n).astype(str).astype(object),
+                         "word": rng.choice(["x", "y", " z "], n).astype(object)},
+                        dtype=object)
+
+
+@pytest.mark.parametrize("dtype, offsets", [(object, 40), (pd.StringDtype(), 2000)],
+                         ids=["object", "string-UTC"])
+def test_string_columns_get_the_in_memory_kinds_and_model(spark, dtype, offsets):
+    """Undeclared Spark string columns are text, as a pandas text column: the same
+    kind histograms (counted by the public parsing rules in Spark), kinds (dates
+    in UTC when most carry an offset), domain, ledger and samples as the same
+    table in memory."""
+    frame = _text_kinds_frame(offsets=offsets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = MST(random_state=1).fit(frame.astype(dtype), epsilon=2.0)
+        engine = MST(random_state=1).fit(spark.createDataFrame(frame), epsilon=2.0)
+    assert memory.domain_["when"].value_type == "datetime" and memory.domain_["count"].integer
+    assert memory.domain_["when"].tz == ("UTC" if offsets > 1500 else None)
+    assert engine.domain_.to_dict() == memory.domain_.to_dict()
+    pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
+                                  memory.privacy_ledger_.summary())
+    words = lambda rows: rows.assign(word=rows["word"].astype(object).where(  # noqa: E731
+        rows["word"].notna(), None))
+    pd.testing.assert_frame_equal(words(engine.sample(300)), words(memory.sample(300)))
+
+
+def test_a_wall_clock_column_declared_in_a_zone_is_refused_as_in_memory(spark):
+    stamps = pd.Series(pd.date_range("2021-01-01", periods=200, freq="h"))
+    frame = pd.DataFrame({"when": stamps})
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    sdf = spark.createDataFrame(frame).selectExpr("CAST(`when` AS TIMESTAMP_NTZ) AS `when`")
+    messages = []
+    for table in (frame, sdf):
+        with pytest.raises(ValueError, match="column 'when' holds datetimes without") as error:
+            MST(random_state=0, domain=declared).fit(table, epsilon=1.0)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    # a TimestampType is an instant: declared in a zone, it fits
+    instants = spark.createDataFrame(frame).selectExpr("CAST(`when` AS TIMESTAMP) AS `when`")
+    fitted = MST(random_state=0, domain={"when": {**declared["when"], "unit": "hour"}}).fit(
+        instants, epsilon=5.0)
+    assert fitted.domain_["when"].tz == "Europe/Paris"

@@ -241,10 +241,13 @@ def test_typed_datetime_unit_same_on_duckdb(tmp_path, seed, tz):
     con.register("frame_view", frame)
     con.execute(f"COPY (SELECT * FROM frame_view) TO '{path}' (FORMAT parquet)")
     con.close()
+    # 'flag' is a Parquet VARCHAR (typed text) but an untyped str/object column in memory
+    declared = {"flag": {"kind": "category"}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainInferenceWarning)
-        memory = IndependentSynthesizer(random_state=seed).fit(frame, epsilon=5.0)
-        engine = IndependentSynthesizer(random_state=seed).fit(str(path), epsilon=5.0)
+        memory = IndependentSynthesizer(random_state=seed, domain=declared).fit(frame, epsilon=5.0)
+        engine = IndependentSynthesizer(random_state=seed, domain=declared).fit(str(path),
+                                                                                epsilon=5.0)
     assert memory.domain_["when"].unit == "month"
     assert engine.domain_.to_dict() == memory.domain_.to_dict()
     pd.testing.assert_frame_equal(engine.privacy_ledger_.summary(),
@@ -252,23 +255,38 @@ def test_typed_datetime_unit_same_on_duckdb(tmp_path, seed, tz):
 
 
 def test_a_declared_zone_of_a_typed_datetime_column_same_on_duckdb(tmp_path):
-    """A typed (naive) datetime column declared ``{"kind": "datetime", "tz": ...}``
-    without a unit: the engine reads the zone from the declaration, as the
-    DataFrame path does (it read the column's dtype, which has none)."""
+    """A typed datetime column declared ``{"kind": "datetime", "tz": ...}`` without
+    a unit: the engine reads the zone from the declaration, as the DataFrame
+    path does.  Naive values (a wall clock of no zone) declared in a zone are
+    refused on both, naming the column (read as UTC they would silently sit
+    hours off the declared zone's bounds and units); localized, both agree."""
     pytest.importorskip("duckdb")
     frame = _monthly(n=2400)
-    path = tmp_path / "t.parquet"
-    frame.to_parquet(path)
-    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"},
+                "flag": {"kind": "category"}}
+    messages = []
+    for table in (frame, _parquet(tmp_path / "naive.parquet", frame)):
+        with pytest.raises(ValueError, match=r"column 'when' holds datetimes without a time "
+                                             r"zone .*tz='Europe/Paris'") as error:
+            IndependentSynthesizer(random_state=0, domain=declared).fit(table, epsilon=5.0)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    # in microseconds: DuckDB reads pandas 2's nanosecond zoned Parquet as TIMESTAMPTZ_NS
+    frame["when"] = frame["when"].dt.tz_localize("Europe/Paris").dt.as_unit("us")
+    path = _parquet(tmp_path / "t.parquet", frame)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainInferenceWarning)
         memory = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=5.0)
-        engine = IndependentSynthesizer(random_state=0, domain=declared).fit(str(path),
-                                                                             epsilon=5.0)
+        engine = IndependentSynthesizer(random_state=0, domain=declared).fit(path, epsilon=5.0)
     assert memory.domain_["when"].tz == "Europe/Paris"
     assert engine.domain_["when"].tz == memory.domain_["when"].tz
-    assert engine.domain_["when"].unit == memory.domain_["when"].unit
+    assert engine.domain_["when"].unit == memory.domain_["when"].unit == "month"
     np.testing.assert_array_equal(engine.domain_["when"].edges, memory.domain_["when"].edges)
+
+
+def _parquet(path, frame) -> str:
+    frame.to_parquet(path)
+    return str(path)
 
 
 def test_offset_csv_reads_the_same_on_duckdb(tmp_path):

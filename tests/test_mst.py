@@ -143,8 +143,13 @@ def test_holdout_stop_applies_the_cross_validated_factor(fitted):
     info = fitted.estimation_info_
     holdout = info["holdout"]
     assert len(holdout["folds"]) == 2
-    assert holdout["factor"] == pytest.approx(np.mean([f["factor"] for f in holdout["folds"]]))
     history = info["loss_history"]
+    if any(f["best_at_end"] for f in holdout["folds"]):
+        # a fold's held-out loss still fell when it converged: run to convergence
+        assert holdout["factor"] is None
+        assert info["converged"] or info["iterations"] == fitted.max_iter
+        return
+    assert holdout["factor"] == min(f["factor"] for f in holdout["folds"])
     target = holdout["factor"] * _n_measured_entries(fitted)
     assert target < min(history[:-1])
     assert history[-1] <= target or info["converged"] or info["iterations"] == fitted.max_iter
@@ -171,7 +176,8 @@ def test_holdout_ledger_is_the_same_for_neighbouring_tables(tree_data):
 def test_holdout_stop_in_float32(tree_data):
     synth = MSTSynthesizer(domain=tree_data.domain, random_state=0, model_dtype="float32")
     synth.fit(tree_data.train.iloc[:5000], epsilon=3.0)
-    assert synth.estimation_info_["holdout"]["factor"] >= 0
+    factor = synth.estimation_info_["holdout"]["factor"]
+    assert factor is None or factor >= 0
     assert synth.model_.tables[0].dtype == np.float32
 
 

@@ -115,7 +115,12 @@ def test_shuffled_generator_keeps_every_groups_counts():
         assert np.bincount(values[start:stop], minlength=3).tolist() == counts[g].tolist()
     with mst_wide.diagnostics("private", "shuffled"):
         assert sampling_module._interleave is mst_wide._shuffled_groups
+        assert sampling_module._balance is mst_wide._unbalanced
     assert sampling_module._interleave is not mst_wide._shuffled_groups
+    assert sampling_module._balance is not mst_wide._unbalanced
+    with mst_wide.diagnostics("private", "systematic"):
+        assert sampling_module._balance is mst_wide._unbalanced
+        assert sampling_module._interleave is not mst_wide._shuffled_groups
 
 
 def test_shares_diagnostic_splits_the_budget_in_the_given_proportions(small):

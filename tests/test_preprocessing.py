@@ -45,14 +45,21 @@ def test_uniform_bin_values_stay_in_bin(mixed_frame):
 
 
 def test_undeclared_columns_need_a_budget_or_an_opt_out(mixed_frame):
-    with pytest.raises(ValueError, match="no declared domain"):
+    # 'city' is text (object, or str from pandas 3): its kind is asked for first
+    with pytest.raises(ValueError, match=r"\['city'\] hold text .* of no declared kind"):
         TableDiscretizer().fit(mixed_frame)
-    with pytest.warns(PrivacyWarning, match="exact minimum and maximum of \\['age', 'income'"):
+    with pytest.raises(ValueError, match="no declared domain"):
+        TableDiscretizer(domain={"city": {"kind": "category"}}).fit(mixed_frame)
+    with pytest.warns(PrivacyWarning) as warned:
         TableDiscretizer(preprocessing="non-private").fit(mixed_frame)
+    messages = " ".join(str(w.message) for w in warned)
+    assert "kinds (and datetime units) of columns ['city']" in messages
+    assert "exact minimum and maximum of ['age', 'income'" in messages
     disc = TableDiscretizer(random_state=0).fit(mixed_frame, epsilon=5.0, delta=1e-6)
     assert disc.privacy_ledger_.spent()[0] <= 5.0
     assert {"range of 'age': blocks", "range of 'age': cells", "range of 'age': sub-cells",
-            "categories of 'city'"} <= set(disc.privacy_ledger_.summary()["target"])
+            "kind of 'city'", "categories of 'city'"} <= set(
+                disc.privacy_ledger_.summary()["target"])
 
 
 def test_private_bounds_cover_the_bulk_of_the_data():

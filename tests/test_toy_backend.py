@@ -128,12 +128,17 @@ class RowsTable(EncodedTable):
 register_source(lambda X: isinstance(X, RowStore), RowsSource)
 
 
+#: The toy's text columns declared categories by kind alone (their values learned).
+TEXT_AS_CATEGORIES = {"city": {"kind": "category"}, "tier": {"kind": "category"}}
+
+
 @pytest.fixture(scope="module")
 def data() -> tuple[pd.DataFrame, RowStore]:
     """600 rows: an integer, a float with missing values, two string columns (one
-    with missing values) whose values depend on the numbers.  Typed strings: an
-    object column would be untyped text, whose kind the in-memory source
-    chooses privately and this typed toy does not read."""
+    with missing values) whose values depend on the numbers.  In memory a
+    string column (``object`` or pandas ``str``) is untyped text, whose kind is
+    chosen privately; this typed toy reads no text, so the fits below declare
+    them categories (``TEXT_AS_CATEGORIES``), their categories still learned."""
     rng = np.random.default_rng(7)
     age = rng.integers(18, 80, size=600)
     income = np.round(rng.lognormal(10, 0.6, size=600), 2)
@@ -202,8 +207,8 @@ def test_same_seed_same_model_ledger_and_samples_as_in_memory(data, method, para
     count = RowsTable._count
     monkeypatch.setattr(RowsTable, "_count", lambda self, columns, weights: (
         counted.append(columns), count(self, columns, weights))[1])
-    memory = method(random_state=3, **params).fit(frame, epsilon=2.0)
-    toy = method(random_state=3, **params).fit(store, epsilon=2.0)
+    memory = method(random_state=3, domain=TEXT_AS_CATEGORIES, **params).fit(frame, epsilon=2.0)
+    toy = method(random_state=3, domain=TEXT_AS_CATEGORIES, **params).fit(store, epsilon=2.0)
     assert counted, "the method counted the toy's encoded table"
     assert toy.domain_.to_dict() == memory.domain_.to_dict()
     assert toy.domain_["city"].categories == ["a", "b", "c", "d"]
@@ -235,6 +240,19 @@ def test_a_typed_source_refuses_to_read_its_text_by_a_declared_kind(declaration)
         store = RowStore(table, {"a": "str", "n": "int64"})
         with pytest.raises(ValueError, match=r"\['a'\].*cannot read text") as error:
             MSTSynthesizer(random_state=0, domain={"a": declaration}).fit(store, epsilon=1.0)
+        messages.add(str(error.value))
+    assert len(messages) == 1
+
+
+def test_a_source_without_kind_hooks_asks_for_its_text_to_be_declared(data):
+    """Undeclared text has its kind chosen privately in memory; a source that
+    cannot count kind histograms names the columns to declare (the same error
+    for neighbouring tables), never models them otherwise than memory would."""
+    frame, store = data
+    messages = set()
+    for rows in (store.rows, store.rows[1:]):
+        with pytest.raises(ValueError, match=r"\['city', 'tier'\].*declare") as error:
+            MSTSynthesizer(random_state=0).fit(RowStore(rows, store.dtypes), epsilon=1.0)
         messages.add(str(error.value))
     assert len(messages) == 1
 

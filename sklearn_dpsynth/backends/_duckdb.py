@@ -110,11 +110,19 @@ def _kind(sql_type: str) -> str:
         return "integer"
     if sql_type in _FLOAT_TYPES or sql_type.startswith("DECIMAL"):
         return "float"
-    if sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type == "TIMESTAMPTZ":
+    if _is_instant(sql_type):
         return "datetime_utc"
     if sql_type.startswith("TIMESTAMP") or sql_type == "DATE":
         return "datetime"
     return "other"
+
+
+def _is_instant(sql_type: str) -> bool:
+    """Whether a SQL type holds instants: ``TIMESTAMP WITH TIME ZONE`` in any
+    precision (``TIMESTAMPTZ_NS`` is how DuckDB reads a nanosecond zoned
+    Parquet column, such as pandas 2 writes)."""
+    sql_type = sql_type.upper()
+    return sql_type.startswith("TIMESTAMP WITH TIME ZONE") or sql_type.startswith("TIMESTAMPTZ")
 
 
 def _string(text: str) -> str:
@@ -156,7 +164,6 @@ class DuckDBSource(TableSource):
         self._columns = list(described.columns)
         self.sql_types = {c: str(t) for c, t in zip(described.columns, described.types)}
         self.kinds: dict = {}  # text columns read as numbers or dates: (ColumnKind, strict)
-        self.untyped = False  # whether its text columns have no declared type (CSV text)
 
     # ------------------------------------------------------------- schema
     @property
@@ -174,11 +181,6 @@ class DuckDBSource(TableSource):
     def text_columns(self) -> list:
         """The columns of a text SQL type (public: the schema)."""
         return [c for c, t in self.sql_types.items() if t.upper() == "VARCHAR"]
-
-    def untyped_columns(self) -> list:
-        """Text columns of no declared type (those of CSV files, read as text):
-        their kinds are declared or chosen privately."""
-        return self.text_columns() if self.untyped else []
 
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
@@ -225,13 +227,15 @@ class DuckDBSource(TableSource):
         """SQL for the cell of ``KIND_CELLS`` (``sklearn_dpsynth._column_kinds``) of
         each present value of a text column, or of a typed datetime column by its
         UTC wall clock (NULL when missing)."""
-        text = self._text(name)
-        if self.sql_types[name].upper() in ("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"):
-            text = f"trim(CAST(timezone('UTC', {_quote(name)}) AS VARCHAR))"
+        text, read_in = self._text(name), tz
+        if _is_instant(self.sql_types[name]):
+            # an instant written as its UTC wall clock: read in UTC, whatever tz is
+            text, read_in = (f"trim(CAST(timezone('UTC', CAST({_quote(name)} AS TIMESTAMPTZ)) "
+                             "AS VARCHAR))"), None
         wall = f"make_timestamp({self._instant_ns(text, None)} // 1000)"
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
-                    f"{self._instant_ns(text, tz)} // 1000 / 1000000.0))")
+                    f"{self._instant_ns(text, read_in)} // 1000 / 1000000.0))")
         units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
                          for i, unit in enumerate(("year", "month", "day", "hour", "minute",
                                                    "second")))
@@ -265,6 +269,8 @@ class DuckDBSource(TableSource):
         if self._family(name) == "datetime":
             if self.sql_types[name].upper() == "DATE":
                 column = f"CAST({column} AS TIMESTAMP)"
+            elif _is_instant(self.sql_types[name]):  # TIMESTAMPTZ_NS has no epoch_ns
+                column = f"CAST({column} AS TIMESTAMPTZ)"
             return f"(CAST(epoch_ns({column}) AS DOUBLE) / CAST(1000000000 AS DOUBLE))"
         value = f"CAST({column} AS DOUBLE)"
         return f"(CASE WHEN isnan({value}) THEN NULL ELSE {value} END)"
@@ -672,7 +678,6 @@ def open_duckdb(X: Any, memory_limit: str | None = None) -> DuckDBSource:
             pass  # raised below, outside the handler: the engine's error may quote rows
         else:
             source.spill = spill  # copied by derived(): lives as long as any view of it
-            source.untyped = reader == "read_csv"
             return source
         raise ValueError("X: DuckDB could not read the path given (no such file, or "
                          "not a readable table).")

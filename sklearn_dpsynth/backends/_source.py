@@ -24,7 +24,8 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import columns_to_measure, engine_dtypes, holds_text, read_engine_kinds
+from .._column_kinds import (columns_to_measure, engine_dtypes, holds_text,
+                             naive_datetime_columns, read_engine_kinds)
 from .._input import InputForm
 from ..domain import Domain
 from ._table import EncodedTable
@@ -37,13 +38,14 @@ class TableSource(ABC):
 
     Subclasses implement :attr:`columns`, :meth:`schema_frame`,
     :meth:`range_counts_many`, :meth:`category_counts_many` and
-    :meth:`encode`.  A source whose schema has text columns that may hold
-    numbers or dates (CSV text), or undeclared datetime columns, also
-    implements the kind hooks (:meth:`text_columns`,
+    :meth:`encode`.  A source whose schema has text columns (whose kind is
+    declared or chosen privately, as in memory), or undeclared datetime
+    columns, also implements the kind hooks (:meth:`text_columns`,
     :meth:`untyped_columns`, :meth:`read_by_kinds`,
-    :meth:`kind_counts_many`); their defaults describe a typed schema
-    without text read by kind.  ``docs/contributing.rst`` ("Adding a
-    backend") lists everything a new backend touches.
+    :meth:`kind_counts_many`); without them its text columns must be
+    declared, as categories (:meth:`read_by_kinds` refuses any other kind).
+    ``docs/contributing.rst`` ("Adding a backend") lists everything a new
+    backend touches.
 
     No method may raise an error, or return anything but exact counts,
     that depends on the rows: messages name columns or the container only.
@@ -95,10 +97,18 @@ class TableSource(ABC):
         schema = self.schema_frame()
         return [name for name in self.columns if holds_text(schema[name].dtype)]
 
+    def wall_clock_columns(self) -> list:
+        """Datetime columns of no time zone (wall clocks, read as UTC): by
+        default those of a naive ``datetime64`` dtype in :meth:`schema_frame`.
+        A declared ``tz`` on one is refused (schema only), as in memory."""
+        return naive_datetime_columns(dict(self.schema_frame().dtypes.items()))
+
     def untyped_columns(self) -> list:
-        """Text columns of no declared type (e.g. CSV text), whose kinds are
-        declared or chosen privately (none by default)."""
-        return []
+        """Text columns, whose kinds are declared or chosen privately: by default
+        every one of :meth:`text_columns`, as in memory (text carries no public
+        kind, whatever the engine calls its type).  A source without
+        :meth:`kind_counts_many` then asks for them to be declared."""
+        return self.text_columns()
 
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``

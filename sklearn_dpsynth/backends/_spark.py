@@ -23,10 +23,12 @@ add/remove-one-row neighbours) that the callers release only through a
 mechanism of the ledger; the schema (column names and Spark types) is
 public; error messages name columns, never values or row counts.  Spark's
 own errors (which quote values, e.g. a text cell a cast cannot read) are
-replaced by one that names the table only (:func:`withheld`); text
-columns declared as numbers or dates are read by the public rules of
-``sklearn_dpsynth._column_kinds`` (a cell that does not read so is an
-encoding error naming the column), never by a failing cast.
+replaced by one that names the table only (:func:`withheld`); string
+columns are text, as in memory: declared as numbers or dates, or chosen
+so from a noisy kind histogram (counted here by the same public rules of
+``sklearn_dpsynth._column_kinds``), they are read by those rules (a
+declared column's cell that does not read so is an encoding error naming
+the column), never by a failing cast.
 """
 
 from __future__ import annotations
@@ -63,6 +65,30 @@ def _functions():
         raise ImportError("fitting a Spark DataFrame needs pyspark (and Java 17+): "
                           "pip install 'sklearn-dpsynth[spark]'.") from None
     return functions
+
+
+def _micros_unit_cell(micros: Any) -> Any:
+    """The date cell of ``KIND_CELLS`` (3 to 9) of microseconds since the epoch:
+    the coarsest unit their UTC wall clock starts; null when null."""
+    F = _functions()
+    day = F.lit(86_400_000_000)
+    date = F.date_add(F.lit("1970-01-01").cast("date"), F.floor(micros / day).cast("int"))
+    midnight = F.pmod(micros, day) == 0
+    cell = F.when(midnight & (F.dayofmonth(date) == 1) & (F.month(date) == 1), 3)
+    cell = cell.when(midnight & (F.dayofmonth(date) == 1), 4).when(midnight, 5)
+    for index, size in enumerate((3_600_000_000, 60_000_000, 1_000_000)):
+        cell = cell.when(F.pmod(micros, F.lit(size)) == 0, 6 + index)
+    return F.when(micros.isNull(), F.lit(None)).otherwise(cell.otherwise(9))
+
+
+def _refuse_zones(zones: dict) -> None:
+    """ValueError naming the first text column to be read as dates in a time zone
+    other than UTC: Spark reads text dates as naive (taken as UTC) or with an offset."""
+    for name, tz in zones.items():
+        if tz is not None and str(tz).upper() != "UTC":
+            raise ValueError(f"column {name!r}: a Spark text column is read as naive or "
+                             "UTC dates; declare it without 'tz', or give it a "
+                             "timestamp type.")
 
 
 def is_spark_input(X: Any) -> bool:
@@ -145,9 +171,11 @@ class SparkSource(TableSource):
         """The columns of a Spark string type (public: the schema)."""
         return [c for c in self.columns if _kind(self.types[c]) == "text"]
 
-    def untyped_columns(self) -> list:
-        """Text columns of no declared type: none (a Spark schema types every column)."""
-        return []
+    def wall_clock_columns(self) -> list:
+        """The ``TimestampNTZType`` and ``DateType`` columns (a ``TimestampType``
+        is an instant, though modelled as a naive UTC datetime)."""
+        return [c for c in self.columns
+                if _type_name(self.types[c]) in ("TimestampNTZType", "DateType")]
 
     def read_by_kinds(self, kinds: dict) -> None:
         """Read text columns as numbers or dates: ``{column: (ColumnKind, strict)}``;
@@ -156,11 +184,7 @@ class SparkSource(TableSource):
         missing.  Dates with a declared time zone are read in memory or
         DuckDB only."""
         kinds = text_kinds(kinds, self.text_columns())
-        for name, (kind, _) in kinds.items():
-            if kind.tz is not None:
-                raise ValueError(f"column {name!r}: a Spark text column is read as naive or "
-                                 "UTC dates; declare it without 'tz', or give it a "
-                                 "timestamp type.")
+        _refuse_zones({name: kind.tz for name, (kind, _) in kinds.items()})
         self.kinds = kinds
 
     def _family(self, name: Hashable) -> str:
@@ -182,16 +206,24 @@ class SparkSource(TableSource):
             pattern = INTEGER_PATTERN if strict and whole else NUMBER_PATTERN
             number = F.when(text.rlike(f"^(?:{pattern})$"), text.try_cast("double"))
             return F.bround(number, 0) if whole else number
+        micros = self._date_micros(text)
+        return F.when(micros.isNotNull(), (micros * F.lit(1000)).cast("double") / F.lit(1e9))
+
+    @staticmethod
+    def _date_micros(text: Any) -> Any:
+        """Microseconds since the epoch of trimmed ISO dates (an offset read as
+        written, a wall-clock time as UTC); null for any other text, as in
+        memory (``sklearn_dpsynth._column_kinds``)."""
+        F = _functions()
         is_date = text.rlike(f"^(?:{DATE_PATTERN})$")
         instant = text.try_cast("timestamp")  # an offset read as written
         wall = F.from_utc_timestamp(text.try_cast("timestamp_ntz").cast("timestamp"),
                                     F.current_timezone())  # a wall-clock time read as UTC
-        stamp = F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), instant).otherwise(wall)
+        micros = F.unix_micros(F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), instant)
+                               .otherwise(wall))
         # a date outside the nanosecond range is not a date, as in memory
         # (``_column_kinds.in_ns_range``): one such row never overflows the query
-        in_range = F.unix_micros(stamp).between(*NS_RANGE_US)
-        return F.when(is_date & in_range, (F.unix_micros(stamp) * F.lit(1000)).cast("double")
-                      / F.lit(1e9))
+        return F.when(is_date & micros.between(*NS_RANGE_US), micros)
 
     def number(self, name: Hashable) -> Any:
         """The column as a double (datetimes in seconds since the epoch, UTC);
@@ -235,12 +267,17 @@ class SparkSource(TableSource):
         return out
 
     def kind_counts_many(self, zones: dict) -> dict:
-        """Exact kind histograms (``sklearn_dpsynth._column_kinds.datetime_counts``)
-        of typed datetime columns ``{column: tz}`` on their UTC (naive: their own)
-        wall clock, in one grouping-sets job per batch; a Spark text column's
-        kind is declared, never chosen (a Spark schema types every column)."""
+        """Exact kind histograms ``{column: tz}`` in one grouping-sets job per batch:
+        of text columns (``sklearn_dpsynth._column_kinds.kind_counts``: whole
+        numbers, other numbers, other text, ISO dates by the coarsest unit they
+        start on their UTC wall clock, with an offset or not) and of typed
+        datetime columns (``datetime_counts``, on their UTC -- naive: their own
+        -- wall clock).  A text column read in a time zone is refused (see
+        :meth:`read_by_kinds`) before anything is counted."""
         out: dict = {}
         names = list(zones)
+        text = set(self.text_columns())
+        _refuse_zones({name: tz for name, tz in zones.items() if name in text})
         for batch in in_passes(names):
             frame = self.frame.select(*[self._unit_cell(name).alias(f"g{j}")
                                         for j, name in enumerate(batch)])
@@ -250,21 +287,28 @@ class SparkSource(TableSource):
         return out
 
     def _unit_cell(self, name: Hashable) -> Any:
-        """The cell of ``KIND_CELLS`` of a datetime: the coarsest unit it starts."""
+        """The cell of ``KIND_CELLS`` of a datetime, or of a text value."""
         F = _functions()
+        if name in self.text_columns():
+            return self._text_kind_cell(name)
         column = F.col(_quote(name))
         if _type_name(self.types[name]) != "TimestampType":  # wall clock read as UTC
             column = F.from_utc_timestamp(column.cast("timestamp"), F.current_timezone())
-        micros = F.unix_micros(column)
-        day = F.lit(86_400_000_000)
-        date = F.date_add(F.lit("1970-01-01").cast("date"),
-                          F.floor(micros / day).cast("int"))
-        midnight = F.pmod(micros, day) == 0
-        cell = F.when(midnight & (F.dayofmonth(date) == 1) & (F.month(date) == 1), 3)
-        cell = cell.when(midnight & (F.dayofmonth(date) == 1), 4).when(midnight, 5)
-        for index, size in enumerate((3_600_000_000, 60_000_000, 1_000_000)):
-            cell = cell.when(F.pmod(micros, F.lit(size)) == 0, 6 + index)
-        return F.when(micros.isNull(), F.lit(None)).otherwise(cell.otherwise(9))
+        return _micros_unit_cell(F.unix_micros(column))
+
+    def _text_kind_cell(self, name: Hashable) -> Any:
+        """The cell of ``KIND_CELLS`` of a trimmed text value (null when missing):
+        the public parsing rules of ``sklearn_dpsynth._column_kinds``."""
+        F = _functions()
+        text = self._text(name)
+        micros = self._date_micros(text)
+        n_dates = (len(KIND_CELLS) - 3) // 2  # naive dates, then dates with an offset
+        offset = F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), F.lit(n_dates)).otherwise(0)
+        return (F.when(text.isNull(), F.lit(None))
+                .when(text.rlike(f"^(?:{INTEGER_PATTERN})$"), 0)
+                .when(text.rlike(f"^(?:{NUMBER_PATTERN})$"), 1)
+                .when(micros.isNotNull(), _micros_unit_cell(micros) + offset)
+                .otherwise(2))
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
         """:meth:`category_counts` of several columns in one grouping-sets job

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Callable
 
@@ -101,9 +101,11 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         factor for each fit from the noisy measurements themselves: every
         marginal is measured as two halves of its budget (same cost, same
         noise for their mean) and the factor is where the model fitted to
-        one half best predicts the other (two-fold cross-validation).  A
-        number fixes the factor (0.7 was the default before); ``None`` runs
-        to ``tol`` / ``max_iter``.
+        one half best predicts the other (two-fold cross-validation; where
+        the held-out half is still better predicted at convergence, the
+        estimation runs to ``tol`` / ``max_iter``).  A number fixes the
+        factor (0.7 was the default before); ``None`` runs to ``tol`` /
+        ``max_iter``.
     verbose : int, default=0
         0 is silent; 1 (or more) prints one line per stage on stderr (1-way
         measurement, selection, measurement, estimation), each with its time
@@ -180,15 +182,23 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     model is fitted to one half of every measurement while the loss of the
     other half is followed (``sklearn_dpsynth.pgm.estimation.HeldOutLoss``:
     with independent noise it is, in expectation, the model's squared error on
-    the true marginals plus a constant); the fitted half's ``loss / m`` at the
-    lowest held-out loss is the fold's factor, and ``tau`` is the mean of the two
+    the true marginals plus a constant).  Each fold starts from the independent
+    model of its own half's 1-way measurements, so that nothing of the held-out
+    half enters the fold's fit (a start from the combined measurements would
+    hold the held-out noise and favour steps near the start).  The fitted
+    half's ``loss / m`` at the lowest held-out loss is the fold's factor, and
+    ``tau`` is the lower of the two (each half has twice the noise variance of
+    the combined measurements, whose best stop comes later); where a fold's
+    held-out loss was still falling when that fold converged, the estimation
+    runs to ``tol`` / ``max_iter`` instead
     (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).  That costs
     two extra estimations on the same small tree, each followed until the
     held-out loss has not improved for as long as its best step took (fits
     took 1.2 to 6.4 times the CPU time of the fixed factor 0.7 in
-    ``benchmarks/README.md``, all under 7 s).  ``estimation_info_["holdout"]`` records the factor
-    and each fold's.  A number fixes ``tau``; ``None`` runs to ``tol`` /
-    ``max_iter``.  Every stopping rule reads only the noisy measurements.
+    ``benchmarks/README.md``, all under 7 s).  ``estimation_info_["holdout"]``
+    records the factor (None: run to convergence) and each fold's.  A number
+    fixes ``tau``; ``None`` runs to ``tol`` / ``max_iter``.  Every stopping
+    rule reads only the noisy measurements.
 
     **Privacy argument.** Under add/remove-one-row neighbours, every marginal
     (contingency table) has L2 sensitivity 1.  Step 1 releases the ``d`` 1-way
@@ -286,7 +296,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         self.attributes_ = list(self.domain_.model_domain().attributes)
         log = Progress(self.verbose, "MST", stage_note=lambda: _spent_so_far(ledger))
         log.stage(f"measuring {table.n_columns} 1-way marginals")
-        halves: list | None = [] if self.early_stopping == "holdout" else None
+        halves = _Halves() if self.early_stopping == "holdout" else None
         one_way, independent = self._first_round(table, ledger, rng, shares[0] * rho,
                                                  plan.weights, halves)
         compressed = table.remap(self.compression_.mappings)
@@ -323,15 +333,17 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
 
     # --------------------------------------------------- steps 1-2: 1-way
     def _first_round(self, table: EncodedTable, ledger: PrivacyLedger, rng: np.random.Generator,
-                     rho: float, weights: dict, halves: list | None
+                     rho: float, weights: dict, halves: "_Halves | None"
                      ) -> tuple[list[Measurement], list[np.ndarray]]:
         """Measure the 1-way marginals, compress, and fit the independent model.
 
         Sets ``compression_``; returns the 1-way measurements on the
         compressed codes and the independent model's counts of every column
         (the closed-form optimum of the loss of those measurements).  With
-        ``halves`` a list, every marginal is measured as two halves (see
-        :func:`_measure`) and their pairs of measurements are appended to it.
+        ``halves`` given, every marginal is measured as two halves (see
+        :func:`_measure`): their pairs of measurements are appended to
+        ``halves.pairs`` and each half's own independent model is stored in
+        ``halves.independent`` (the folds' starting points).
         """
         cliques = [(j,) for j in range(table.n_columns)]
         sigmas = weighted_sigmas(rho, [weights.get(frozenset(c), 1.0) for c in cliques])
@@ -343,13 +355,21 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         one_way = [self._one_way_measurement(j, y, sigma)
                    for j, (y, sigma) in enumerate(zip(noisy, sigmas))]
         if halves is not None:
-            halves.extend(tuple(self._one_way_measurement(j, y, np.sqrt(2.0) * sigma)
-                                for y in pair)
-                          for j, (pair, sigma) in enumerate(zip(split, sigmas)))
+            halves.pairs.extend(tuple(self._one_way_measurement(j, y, np.sqrt(2.0) * sigma)
+                                      for y in pair)
+                                for j, (pair, sigma) in enumerate(zip(split, sigmas)))
+            halves.independent = tuple(
+                self._independent([pair[k] for pair in split],
+                                  [pair[k] for pair in halves.pairs])
+                for k in range(2))
+        return one_way, self._independent(noisy, one_way)
+
+    def _independent(self, noisy: list[np.ndarray],
+                     one_way: list[Measurement]) -> list[np.ndarray]:
+        """The independent model's counts of every column: the exact optimum of the
+        loss of the 1-way measurements ``one_way`` (``noisy`` on the original codes)."""
         total = estimate_total(self._model_domain(), one_way)
-        independent = [self.compression_.project_counts(j, y, total)
-                       for j, y in enumerate(noisy)]
-        return one_way, independent
+        return [self.compression_.project_counts(j, y, total) for j, y in enumerate(noisy)]
 
     def _one_way_measurement(self, column: int, noisy: np.ndarray, sigma: float) -> Measurement:
         """A noisy 1-way count vector re-expressed on the compressed codes."""
@@ -392,7 +412,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
     # ------------------------------------------------------- step 4: cliques
     def _measure_cliques(self, compressed: EncodedTable, cliques: list[tuple[int, ...]],
                          ledger: PrivacyLedger, rng: np.random.Generator,
-                         weights: dict, halves: list | None) -> list[Measurement]:
+                         weights: dict, halves: "_Halves | None") -> list[Measurement]:
         """Measure the selected marginals with the rest of the budget (halves: as step 1)."""
         if not cliques:
             return []
@@ -402,22 +422,23 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
                                 halves is not None)
         names = [tuple(self.attributes_[c] for c in clique) for clique in cliques]
         if halves is not None:
-            halves.extend(tuple(Measurement(name, y, float(np.sqrt(2.0) * sigma)) for y in pair)
-                          for name, pair, sigma in zip(names, split, sigmas))
+            halves.pairs.extend(tuple(Measurement(name, y, float(np.sqrt(2.0) * sigma))
+                                      for y in pair)
+                                for name, pair, sigma in zip(names, split, sigmas))
         return [Measurement(name, y, float(sigma))
                 for name, y, sigma in zip(names, noisy, sigmas)]
 
     # ---------------------------------------------------- step 5: estimation
     def _estimate(self, measurements: list[Measurement], independent: list[np.ndarray],
-                  halves: list | None) -> None:
+                  halves: "_Halves | None" = None) -> None:
         """Private-PGM from the independent model; sets ``model_``."""
-        start = {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
-                 for a, counts in zip(self.attributes_, independent)}
+        start = self._start(independent)
         factor, holdout = self.early_stopping, None
         if halves is not None:
             total = float(independent[0].sum())
             factor, folds = holdout_stop_factor(
-                self._model_domain(), halves, total=total, potentials=start,
+                self._model_domain(), halves.pairs, total=total,
+                fold_potentials=[self._start(counts) for counts in halves.independent],
                 max_iter=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
             holdout = {"factor": factor,
                        "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations",
@@ -429,6 +450,11 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
             dtype=self.model_dtype)
         if holdout is not None:
             self.estimation_info_["holdout"] = holdout
+
+    def _start(self, independent: list[np.ndarray]) -> dict:
+        """Log-potentials of an independent model (counts floored so that they are finite)."""
+        return {(a,): np.log(np.maximum(counts, _WARM_START_FLOOR))
+                for a, counts in zip(self.attributes_, independent)}
 
     # ----------------------------------------------------- parameter checks
     def _initial_positions(self) -> list[tuple[int, ...]]:
@@ -481,6 +507,16 @@ class _Plan:
     def measure_cliques(self) -> bool:
         """Whether step 4 measures anything."""
         return bool(self.initial) or self.components.n_components > 1
+
+
+@dataclass
+class _Halves:
+    """The noise split of ``early_stopping="holdout"``: every marginal's two halves."""
+
+    #: ``(first, second)`` measurements of every marginal, in measurement order.
+    pairs: list = field(default_factory=list)
+    #: Each half's own independent model (counts per column): the folds' starts.
+    independent: tuple = ()
 
 
 def _measure(table: EncodedTable, cliques: list, sigmas: np.ndarray, ledger: PrivacyLedger,

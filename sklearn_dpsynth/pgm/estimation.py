@@ -219,7 +219,8 @@ def holdout_stop_factor(
     tol: float = 1e-4,
     dtype: type | str = np.float64,
     patience: int = 25,
-) -> tuple[float, list[dict]]:
+    fold_potentials: Sequence | None = None,
+) -> tuple[float | None, list[dict]]:
     """A discrepancy factor chosen by two-fold cross-validation on a noise split.
 
     Every marginal was measured twice with independent noise (two halves
@@ -227,16 +228,23 @@ def holdout_stop_factor(
     every measurement and followed by :class:`HeldOutLoss` on the other
     half; the step of the lowest held-out loss gives the fold's factor
     ``tau = loss / expected_loss`` (the fitted half's loss there, over its
-    expected value at the true marginals; where the held-out loss still
-    fell at the last step, the loss there, which the combined estimation
-    may never reach: it then runs to ``tol`` or ``max_iter``).  The result
-    is the mean of the two folds' factors: the
-    estimation on the combined measurements stops at the first step whose
-    loss is at most that factor times its expected value (the discrepancy
-    rule of ``early_stopping``, with the factor read off the data instead
-    of fixed).  The discrepancy factor is a ratio to the noise level, so a
-    factor chosen at the halves' noise carries over to the combined
-    measurements'.  Only the noisy measurements are read: post-processing.
+    expected value at the true marginals).  The result is the lower of the
+    two folds' factors: the estimation on the combined measurements stops
+    at the first step whose loss is at most that factor times its expected
+    value (the discrepancy rule of ``early_stopping``, with the factor read
+    off the data instead of fixed).  The discrepancy factor is a ratio to
+    the noise level, so a factor chosen at the halves' noise roughly
+    carries over to the combined measurements'; but each half has twice
+    the combined noise variance, and the less noise the more of the
+    measured structure a fit can confirm, so a fold's best stop comes
+    early for the combined measurements: the lower (later) of the two
+    factors partly corrects that.  Where a fold's held-out loss was still
+    falling at its last step (the fold ran to ``tol`` or ``max_iter``
+    without the held-out loss turning up), the data support fitting to the
+    end, and the result is None: the combined estimation runs to ``tol`` /
+    ``max_iter`` (a factor read there, the converged loss of a noisier
+    fit, would stop it early).  Only the noisy measurements are read:
+    post-processing.
 
     Parameters
     ----------
@@ -246,14 +254,23 @@ def holdout_stop_factor(
     total : float
         Number of records (that of the combined measurements).
     potentials, cliques, max_iter, tol, dtype
-        As in :func:`estimate`.
+        As in :func:`estimate`; ``potentials`` is both folds' warm start.
     patience : int, default=25
         As in :class:`HeldOutLoss`.
+    fold_potentials : sequence of two warm starts, default=None
+        One warm start per fold (each as ``potentials``), the first for the
+        fold fitted to the first halves; replaces ``potentials``.  A start
+        computed from the combined measurements (e.g. the independent model
+        of the mean of both halves) already holds the held-out half's
+        noise, which makes the held-out loss favour steps near the start
+        (too early a stop); a start computed from the fitted half alone
+        keeps the held-out half unseen.
 
     Returns
     -------
-    factor : float
-        The mean of the folds' factors.
+    factor : float or None
+        The lower of the folds' factors; None where a fold's held-out loss
+        was lowest at its last step (run to convergence).
     folds : list of dict
         Per fold: ``factor``, ``best_iteration``, ``iterations`` (steps run),
         ``best_at_end`` (the held-out loss was still falling) and ``history``
@@ -267,17 +284,24 @@ def holdout_stop_factor(
             raise ValueError("the two halves of a measurement must measure the same marginal")
     _check_options(max_iter, tol, 0.0, total)
     dtype = _check_dtype(dtype)
+    if fold_potentials is None:
+        fold_potentials = (potentials, potentials)
+    elif len(fold_potentials) != 2:
+        raise ValueError("fold_potentials must hold two warm starts, one per fold")
     tree = estimation_tree(domain, first, cliques)
     folds = []
-    for fitted, heldout in ((first, second), (second, first)):
+    for fitted, heldout, start in ((first, second, fold_potentials[0]),
+                                   (second, first, fold_potentials[1])):
         monitor = HeldOutLoss(Objective(tree, heldout, float(total)), patience=patience)
-        _, info = _estimate_checked(tree, fitted, initial_tables(tree, potentials), total,
+        _, info = _estimate_checked(tree, fitted, initial_tables(tree, start), total,
                                     max_iter, tol, 0.0, True, monitor, dtype)
         iteration, loss, _ = monitor.history[monitor.best]
         folds.append({"factor": loss / expected_loss(fitted), "best_iteration": iteration,
                       "iterations": info["iterations"], "best_at_end": monitor.best_at_end,
                       "history": monitor.history})
-    return float(np.mean([f["factor"] for f in folds])), folds
+    if any(f["best_at_end"] for f in folds):
+        return None, folds
+    return float(min(f["factor"] for f in folds)), folds
 
 
 def estimation_tree(domain: ModelDomain, measurements: Sequence[Measurement],

@@ -15,7 +15,13 @@ generated before:
   each value plus the fractional remainders drawn without replacement,
   dealt out evenly over the group's rows sorted by the other attributes
   generated so far (systematic rather than random order, which lowers the
-  sampling noise of unmeasured marginals).
+  sampling noise of unmeasured marginals).  The systematic order only
+  balances the last few attributes generated (a lexicographic order keeps
+  strata of a handful of keys contiguous), so the values dealt to each
+  parent group are then permuted among its rows, chunk by chunk, to balance
+  the new attribute against *every* attribute generated before
+  (``_balance``, a herding-style greedy): every 2-way marginal of the
+  sample, not only those of the model's cliques, lies close to the model's.
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ from .junction_tree import JunctionTree
 __all__ = ["sample_iid", "sample_lowvar", "lowvar_counts"]
 
 _CHUNK_CELLS = 1 << 22
+# Rows per balancing step (a group's rows are permuted chunk by chunk) and the
+# scale of the noise added to the balancing costs, in units of the chunk.
+_BALANCE_CHUNK = 512
+_BALANCE_NOISE = 0.125
+# Smallest mean stratum (rows) of the last generated attributes kept intact.
+_BALANCE_STRATUM = 64
 
 
 def _conditional_table(
@@ -179,17 +191,20 @@ def _lowvar_column(
     parents: np.ndarray,
     rng: np.random.Generator,
     context: "_Context",
+    cells: "_Cells",
 ) -> np.ndarray:
     """Values of one attribute for all rows, grouped by parent values.
 
     Within a group the values are dealt out *evenly* over the rows sorted by
     the attributes generated earlier (``context``; the parents are constant
-    within a group, so this is the order of the non-parents): the model makes the attribute independent of them given
-    its parents, and spreading each value evenly across them reproduces
-    that independence with less sampling noise than a random shuffle.
-    Rows equal on every generated attribute are interchangeable, so they
-    are ordered arbitrarily here and :func:`sample_lowvar` shuffles the
-    finished rows.
+    within a group, so this is the order of the non-parents): the model makes
+    the attribute independent of them given its parents, and spreading each
+    value evenly across them reproduces that independence with less sampling
+    noise than a random shuffle.  ``_balance`` then permutes each large
+    group's values to extend that balance to every earlier attribute
+    (``cells``).  Rows equal on every generated attribute are interchangeable,
+    so they are ordered arbitrarily here and :func:`sample_lowvar` shuffles
+    the finished rows.
     """
     n_values = table.shape[1]
     groups, inverse, sizes = _parent_groups(parents, table.shape[0])
@@ -200,8 +215,160 @@ def _lowvar_column(
         counts = lowvar_counts(sizes[start:stop], table[groups[start:stop]], rng)
         pieces.append(_interleave(counts, rng))
     values = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    rows = context.sorted_rows(inverse, len(groups))
+    values = _balance(values, rows, inverse[rows], cells, n_values, rng)
     out = np.empty(parents.shape[0], dtype=np.int64)
-    out[context.sorted_rows(inverse, len(groups))] = values
+    out[rows] = values
+    return out
+
+
+class _Cells:
+    """Every generated attribute's value of every row as one cell number.
+
+    Column ``j`` holds the ``j``-th generated attribute's value plus the
+    number of values of the attributes generated before it, so that the
+    cells of all attributes are numbered ``0 .. n_cells - 1`` without
+    overlap and a row's ``n_known`` first columns name its cells.
+    """
+
+    def __init__(self, n_rows: int, n_attributes: int) -> None:
+        self.codes = np.zeros((n_rows, n_attributes), dtype=np.int32)
+        self.sizes: list[int] = []
+        self.n_known = 0
+        self.n_cells = 0
+
+    def append(self, values: np.ndarray, size: int) -> None:
+        self.codes[:, self.n_known] = values + self.n_cells
+        self.n_known += 1
+        self.n_cells += size
+        self.sizes.append(size)
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        """The cells of ``rows`` as an array of shape (len(rows), n_known)."""
+        return self.codes[rows, : self.n_known].astype(np.intp)
+
+    def strata(self, rows: np.ndarray) -> np.ndarray:
+        """Run numbers of ``rows`` (in the context order) over the values of
+        the last generated attributes: as many as leave a mean stratum of at
+        least ``_BALANCE_STRATUM`` rows (none for a small group)."""
+        depth, cells = 0, 1
+        while depth < self.n_known and (
+                cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= rows.size):
+            cells *= self.sizes[-1 - depth]
+            depth += 1
+        if depth == 0:
+            return np.zeros(rows.size, dtype=np.intp)
+        key = np.zeros(rows.size, dtype=np.intp)
+        for column in range(self.n_known - depth, self.n_known):  # mixed radix
+            key = key * self.sizes[column] + self.codes[rows, column]
+        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
+
+
+def _balance(
+    values: np.ndarray,
+    rows: np.ndarray,
+    group: np.ndarray,
+    cells: _Cells,
+    n_values: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Permute the values within every parent group to balance them against
+    every attribute generated before.
+
+    ``values[i]`` is the value dealt to row ``rows[i]``; ``group`` (sorted)
+    is that position's parent group.  Each group's counts are kept, so the
+    model's clique marginals are matched exactly as before; what changes is
+    which rows get which value, so that for every earlier attribute ``x``
+    and value ``a`` the rows with ``x = a`` receive the group's values in
+    close to the group's proportions, as the model's conditional
+    independence asks.  Groups no longer than one chunk keep the dealt
+    order (already systematic).
+    """
+    if cells.n_known == 0 or n_values < 2 or values.size == 0:
+        return values
+    out = values.copy()
+    bounds = np.flatnonzero(np.diff(group)) + 1
+    starts = np.concatenate([[0], bounds])
+    stops = np.concatenate([bounds, [group.size]])
+    for start, stop in zip(starts, stops):
+        if stop - start > _BALANCE_CHUNK:
+            out[start:stop] = _balance_group(out[start:stop], rows[start:stop], cells,
+                                             n_values, rng)
+    return out
+
+
+def _balance_group(
+    values: np.ndarray, rows: np.ndarray, cells: _Cells, n_values: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """One group's values, permuted chunk by chunk (herding).
+
+    ``excess[b, f]`` is, over the rows of the chunks done so far that lie in
+    cell ``f``, the number that got value ``b`` minus the group's share of
+    ``b`` times their number (the excesses of a cell sum to zero over the
+    values).  A row's cost for value ``b`` is the sum of ``excess[b, f]``
+    over the row's cells.  Every chunk's values are given to its rows by
+    ``_assign_cheapest`` on these costs plus Gaussian noise (an
+    eighth of the chunk size), which softens the step so that rows sharing
+    a cell do not all swing one way and overshoot.  The first chunk keeps
+    its dealt values, and values are only exchanged between rows equal on
+    the last few attributes generated (``_Cells.strata``), whose strata
+    the dealt order already balances exactly.
+    """
+    counts = np.bincount(values, minlength=n_values)
+    share = counts / values.size
+    rarest_first = np.argsort(counts, kind="stable")
+    excess = np.zeros((n_values, cells.n_cells))
+    strata = cells.strata(rows)
+    span = _BALANCE_CHUNK * 64  # rows whose cells are gathered at once
+    out = values.copy()
+    for start in range(0, values.size, _BALANCE_CHUNK):
+        stop = min(values.size, start + _BALANCE_CHUNK)
+        if start % span == 0:
+            span_cells = cells.of(rows[start:start + span])
+        chunk = span_cells[start % span: start % span + stop - start]
+        if start > 0:
+            cost = np.empty((n_values, stop - start))
+            for b in range(n_values - 1):
+                np.take(excess[b], chunk).sum(axis=1, out=cost[b])
+            cost[-1] = -cost[:-1].sum(axis=0)
+            cost += _BALANCE_NOISE * _BALANCE_CHUNK * rng.standard_normal(cost.shape)
+            out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
+                                               strata[start:stop] - strata[start])
+        flat = chunk + (out[start:stop] * cells.n_cells)[:, None]
+        tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
+        excess += tally - share[:, None] * tally.sum(axis=0)
+    return out
+
+
+def _assign_cheapest(
+    cost: np.ndarray, values: np.ndarray, order: np.ndarray, block: np.ndarray
+) -> np.ndarray:
+    """A permutation of ``values`` within each block that keeps costs low (greedy).
+
+    ``block`` (non-decreasing, from 0) numbers the runs of rows whose values
+    may be exchanged; every block keeps its own counts.  Values are placed in
+    ``order``: value ``b`` goes, in every block, to the free rows where it is
+    cheapest relative to the cheapest value still to place.  ``cost`` has
+    shape (n_values, n_rows).
+    """
+    n_values = cost.shape[0]
+    quota = np.bincount(block * n_values + values,
+                        minlength=(block[-1] + 1) * n_values).reshape(-1, n_values)
+    # cheapest[i]: every row's lowest cost over the values order[i:]
+    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
+    out = np.empty_like(values)
+    free = np.arange(values.size)
+    for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
+        b = order[i]
+        gain = cost[b, free] - cheapest[i + 1, free]
+        ranked = np.lexsort((gain, block[free]))
+        ranked_block = block[free[ranked]]
+        first = np.searchsorted(ranked_block, ranked_block)
+        taken = np.arange(ranked.size) - first < quota[ranked_block, b]
+        out[free[ranked[taken]]] = b
+        free = free[ranked[~taken]]
+    out[free] = order[-1]
     return out
 
 
@@ -287,19 +454,23 @@ def sample_lowvar(
     data : ndarray of shape (n, n_attributes), int64
         Every attribute is generated conditionally on its already generated
         clique-mates (the separator with the parent clique and the clique's
-        earlier new attributes), with ``lowvar_counts`` rounding.
+        earlier new attributes), with ``lowvar_counts`` rounding, and
+        balanced against every attribute generated before it
+        (``_balance``).
     """
     column = {a: k for k, a in enumerate(tree.domain)}
     data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
     context = _Context(n)
+    cells = _Cells(n, len(column))
     for _, known, new in _walk(tree):
         parents = known
         for attr in new:
             table = _conditional_table(beliefs, parents, (attr,))
             index = _parent_index(data, [column[a] for a in parents],
                                   tuple(tree.domain[a] for a in parents))
-            data[:, column[attr]] = _lowvar_column(table, index, rng, context)
+            data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells)
             context.append(data[:, column[attr]], tree.domain[attr])
+            cells.append(data[:, column[attr]], tree.domain[attr])
             parents = parents + (attr,)
     return _permuted_rows(data, rng.permutation(n))
 
