@@ -34,10 +34,6 @@ __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "re
 
 Marginal = tuple[int, ...]
 
-#: Steps without a new held-out minimum (at least) before a fold of
-#: :func:`holdout_factor` stops (``patience`` of ``HeldOutLoss``).
-HOLDOUT_PATIENCE = 25
-
 #: Smallest count of a code in the independent starting point of the final
 #: estimation, so that its log-potentials are finite.
 START_FLOOR = 0.01
@@ -383,7 +379,6 @@ def refit_from_independent(
 def holdout_factor(
     tree: JunctionTree,
     halves: tuple[MeasurementBank, MeasurementBank],
-    one_way: Mapping[tuple[str], np.ndarray],
     zeros: ZeroMasks,
     *,
     total: float,
@@ -394,19 +389,18 @@ def holdout_factor(
     """The final estimation's stop, read off the noise split.
 
     Every marginal was released as two halves with independent noise (the
-    two banks, filled in the same order).  For each fold the model is
-    fitted from the independent start to one half while the other half's
-    loss is followed (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`,
-    patience :data:`HOLDOUT_PATIENCE`): the fitted half's
-    ``loss / n_entries`` at the lowest held-out loss is the fold's factor.
-    A fold *overfits* when its held-out loss stopped falling long enough
-    for the patience rule to end it (``iterations - best_iteration >
-    max(HOLDOUT_PATIENCE, best_iteration)``).  When some fold overfits,
-    the result is the mean factor, for :func:`refit_from_independent`;
-    when neither does (both ran to ``tol`` or ``max_iters`` with the
-    held-out loss still at or near its lowest), the noise never showed
-    the fit going too far and the result is None: run the estimation to
-    convergence.  Only noisy releases are read (post-processing).
+    two banks, filled in the same order, the 1-way marginals among them).
+    For each fold the model is fitted to one half, from the independent
+    model of that half's own 1-way measurements (a start computed from
+    both halves would already hold the held-out noise), while the other
+    half's loss is followed
+    (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`): the
+    fitted half's ``loss / n_entries`` at the lowest held-out loss is the
+    fold's factor.  The result is the lower of the two factors, for
+    :func:`refit_from_independent`, or None where a fold's held-out loss
+    was still falling at its last step: the noise never showed the fit
+    going too far, so the estimation is run to convergence.  Only noisy
+    releases are read (post-processing).
 
     Parameters
     ----------
@@ -414,10 +408,8 @@ def holdout_factor(
         The final structure (the folds are fitted on it).
     halves : (MeasurementBank, MeasurementBank)
         First and second halves of every measurement.
-    one_way : dict of tuple of str to ndarray
-        Log-potentials of the start (:func:`independent_start`).
     zeros : ZeroMasks
-        Structural zeros, forced into the start.
+        Structural zeros, forced into the starts.
     total : float
         Number of records (an estimate from the releases).
     max_iters, tol : int, float
@@ -428,24 +420,20 @@ def holdout_factor(
     Returns
     -------
     factor : float or None
-        The mean of the folds' factors, or None (no fold overfits).
     info : dict
-        ``factor`` (that result), ``mean_factor`` and, per fold,
-        ``factor``, ``best_iteration``, ``iterations``, ``best_at_end``
-        and ``overfits``.
+        ``factor`` and, per fold, ``factor``, ``best_iteration``,
+        ``iterations`` and ``best_at_end``.
     """
     first, second = (bank.measurements() for bank in halves)
-    mean_factor, folds = holdout_stop_factor(
-        tree.domain, list(zip(first, second)), total=total,
-        potentials=zeros.potentials(one_way), cliques=list(tree.cliques),
-        max_iter=max_iters, tol=tol, dtype=dtype, patience=HOLDOUT_PATIENCE)
+    starts = [zeros.potentials(_half_independent_start(ms)) for ms in (first, second)]
+    factor, folds = holdout_stop_factor(
+        tree.domain, list(zip(first, second)), total=total, cliques=list(tree.cliques),
+        max_iter=max_iters, tol=tol, dtype=dtype, fold_potentials=starts)
     keys = ("factor", "best_iteration", "iterations", "best_at_end")
-    records = [{**{k: f[k] for k in keys}, "overfits": _overfits(f)} for f in folds]
-    factor = mean_factor if any(r["overfits"] for r in records) else None
-    return factor, {"factor": factor, "mean_factor": mean_factor, "folds": records}
+    return factor, {"factor": factor, "folds": [{k: f[k] for k in keys} for f in folds]}
 
 
-def _overfits(fold: Mapping[str, Any]) -> bool:
-    """Whether a fold of :func:`holdout_factor` was ended by the held-out patience rule."""
-    best = fold["best_iteration"]
-    return fold["iterations"] - best > max(HOLDOUT_PATIENCE, best)
+def _half_independent_start(measurements: Sequence[Measurement]) -> dict:
+    """Log-potentials of the independent model of one half's 1-way measurements."""
+    return {m.clique: np.log(np.maximum(m.noisy, START_FLOOR))
+            for m in measurements if len(m.clique) == 1}
