@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from sklearn_dpsynth.datasets import make_bayesnet
+from sklearn_dpsynth.pgm import JunctionTree, ModelDomain
 from sklearn_dpsynth.marginal import IndependentSynthesizer
 from sklearn_dpsynth.marginal.aim._budget import BudgetSchedule
-from sklearn_dpsynth.marginal.aim._model import MeasurementBank
+from sklearn_dpsynth.marginal.aim._model import MeasurementBank, ZeroMasks, holdout_factor
 from sklearn_dpsynth.marginal.workload import candidate_weights, default_workload
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
 from sklearn_dpsynth.privacy import exponential_rho, gaussian_rho
@@ -256,7 +257,7 @@ def test_merged_measurements_are_inverse_variance_weighted():
 
 
 def test_final_estimation_stops_by_the_discrepancy_rule(net):
-    synth = _aim(net, final_max_iter=2000).fit(net.frame, epsilon=2.0)
+    synth = _aim(net, final_max_iter=2000, early_stopping=0.7).fit(net.frame, epsilon=2.0)
     sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
     entries = sum(int(np.prod([sizes[c] for c in clique])) for clique in set(synth.cliques_))
     info = synth.estimation_info_
@@ -266,6 +267,76 @@ def test_final_estimation_stops_by_the_discrepancy_rule(net):
     warm = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
     assert warm.cliques_ == synth.cliques_  # same rounds; only the last estimation differs
     assert np.isfinite(warm.score(net.frame)) and np.isfinite(synth.score(net.frame))
+
+
+def test_holdout_halves_are_accounted_against_the_schedule(net):
+    """``early_stopping="holdout"``: every measurement is two releases at
+    ``sqrt(2) sigma`` costing ``1 / (4 sigma^2)`` each (recomputed here from the
+    recorded sigmas), the 1-way marginals first, then one pair per round; the ledger
+    totals the budget."""
+    synth = _aim(net, rounds=40, early_stopping="holdout").fit(net.frame, epsilon=1.5,
+                                                                 delta=1e-7)
+    entries = [e for e in synth.privacy_ledger_.entries if e.mechanism == "gaussian"]
+    assert len(entries) == 2 * (len(net.domain) + synth.n_rounds_)
+    pairs = list(zip(entries[0::2], entries[1::2]))
+    for first, second in pairs:
+        assert first.target.endswith("half 1 of 2") and second.target.endswith("half 2 of 2")
+        assert first.target[:-len("1 of 2")] == second.target[:-len("2 of 2")]
+        assert first.noise_scale == second.noise_scale and first.rho == second.rho
+    rho_total = synth.history_[0]["rho_total"]
+    sigmas = [np.sqrt(40 / (2 * 0.9 * rho_total))] * len(net.domain)  # T = 40 planned rounds
+    sigmas += [h["sigma"] for h in synth.history_]
+    for (first, second), sigma in zip(pairs, sigmas):
+        assert first.noise_scale == pytest.approx(np.sqrt(2.0) * sigma, rel=1e-12)
+        assert first.rho + second.rho == pytest.approx(1.0 / (2.0 * sigma**2), rel=1e-12)
+    assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.5, rel=1e-9)
+    assert synth.privacy_ledger_.rho_remaining() == pytest.approx(0.0, abs=1e-12)
+    holdout = synth.estimation_info_["holdout"]
+    if not any(f["best_at_end"] for f in holdout["folds"]):
+        assert holdout["factor"] == min(f["factor"] for f in holdout["folds"])
+    # the final estimation stops at the chosen factor times the measured entries
+    sizes = dict(zip(synth.domain_.columns, synth.domain_.sizes))
+    target = (holdout["factor"] or 0.0) * sum(int(np.prod([sizes[c] for c in clique]))
+                                     for clique in set(synth.cliques_))
+    info = synth.estimation_info_
+    assert info.get("stopped_by") != "target" or info["loss_history"][-1] <= target
+    assert np.isfinite(synth.score(net.frame))
+
+
+def test_holdout_ledger_for_neighbouring_tables(net):
+    """D and D' one row apart, same seed: the same initial releases at the same costs,
+    halves in pairs, and the same total; the choice of the stopping factor spends
+    nothing (as many Gaussian releases as measurements, one selection per round)."""
+    ledgers = []
+    for frame in (net.frame, net.frame.iloc[:-1]):
+        synth = _aim(net, early_stopping="holdout").fit(frame, epsilon=1.0)
+        ledger = synth.privacy_ledger_
+        kinds = [e.mechanism for e in ledger.entries]
+        assert kinds.count("gaussian") == 2 * len(synth.cliques_)
+        assert kinds.count("exponential") == synth.n_rounds_
+        ledgers.append(ledger)
+    d = len(net.domain)
+    first = [[(e.mechanism, e.rho, e.noise_scale, e.target) for e in ledger.entries[:2 * d]]
+             for ledger in ledgers]
+    assert first[0] == first[1]
+    assert ledgers[0].spent() == pytest.approx(ledgers[1].spent(), rel=1e-12)
+    assert ledgers[0].spent()[0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_holdout_halves_average_to_the_merged_measurement():
+    """The rounds fit the mean of the two halves (noise sigma), which is what merging
+    each half's repeats and then averaging gives."""
+    halves = (MeasurementBank(["a"]), MeasurementBank(["a"]))
+    merged = MeasurementBank(["a"])
+    rng = np.random.default_rng(0)
+    for sigma in (1.0, 0.5, 2.0):
+        parts = rng.normal(size=(2, 3)) * np.sqrt(2.0) * sigma + 10.0
+        for bank, part in zip(halves, parts):
+            bank.add((0,), part, np.sqrt(2.0) * sigma)
+        merged.add((0,), parts.mean(axis=0), sigma)
+    (a,), (b,), (m,) = (bank.measurements() for bank in (*halves, merged))
+    np.testing.assert_allclose((a.noisy + b.noisy) / 2.0, m.noisy)
+    assert m.sigma == pytest.approx(a.sigma / np.sqrt(2.0))
 
 
 def test_final_estimation_stops_once_its_target_is_out_of_reach(net):
@@ -356,3 +427,50 @@ def test_history_holds_no_timing(net):
     keys = {key for info in synth.history_ for key in info}
     assert keys and not {key for key in keys if "elapsed" in key or "time" in key
                          or key.endswith("_s")}
+
+
+def _halves_of(joint: np.ndarray, sigma: float, seed: int, ks: tuple) -> tuple:
+    """Both halves (noise ``sqrt(2) sigma``) of every ``k``-way marginal of ``joint``."""
+    rng = np.random.default_rng(seed)
+    names = [f"x{j}" for j in range(joint.ndim)]
+    halves = (MeasurementBank(names), MeasurementBank(names))
+    for marginal in [m for k in ks for m in itertools.combinations(range(joint.ndim), k)]:
+        others = tuple(j for j in range(joint.ndim) if j not in marginal)
+        counts = joint.sum(axis=others).ravel()
+        for bank in halves:
+            noisy = counts + rng.normal(0.0, np.sqrt(2.0) * sigma, counts.size)
+            bank.add(marginal, noisy, np.sqrt(2.0) * sigma)
+    return halves
+
+
+def _three_of_six(n: int) -> np.ndarray:
+    """Six binary columns, every row holding exactly three ones (uniform over them)."""
+    joint = np.zeros((2,) * 6)
+    for cell in itertools.product((0, 1), repeat=6):
+        joint[cell] = n / 20 if sum(cell) == 3 else 0.0
+    return joint
+
+
+@pytest.mark.parametrize("joint, ks, sigma", [
+    # a deterministic constraint seen by every 2- and 3-way marginal, little noise
+    (_three_of_six(20_000), (1, 2, 3), 5.0),
+    # three independent 8-code columns: the 2-way measurements hold only noise to fit
+    (np.full((8, 8, 8), 4000 / 512), (1, 2), 30.0),
+])
+def test_holdout_verdict_follows_the_folds(joint, ks, sigma):
+    """``holdout_factor``: None (run to convergence) where a fold's held-out loss was
+    lowest at its last step, else the lower fold factor; pure noise is always stopped."""
+    names = [f"x{j}" for j in range(joint.ndim)]
+    tree = JunctionTree(ModelDomain(tuple(names), joint.shape), [tuple(names)])
+    verdicts = []
+    for seed in range(3):
+        factor, info = holdout_factor(tree, _halves_of(joint, sigma, seed, ks),
+                                      ZeroMasks({}, names), total=float(joint.sum()),
+                                      max_iters=300, tol=1e-8)
+        if any(f["best_at_end"] for f in info["folds"]):
+            assert factor is None
+        else:
+            assert factor == min(f["factor"] for f in info["folds"]) > 0
+        verdicts.append(factor is None)
+    if joint.shape == (8, 8, 8):
+        assert verdicts == [False] * 3

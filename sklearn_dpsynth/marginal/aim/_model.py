@@ -12,6 +12,8 @@ private table.
 * :class:`ZeroMasks` holds the structural zeros and forces them into a
   model's log-potentials (``-inf``), so that they are exactly zero in every
   marginal and never sampled.
+* :func:`holdout_factor` chooses the final estimation's discrepancy factor
+  by two-fold cross-validation on the two halves of every measurement.
 * :func:`grow_tree` and :func:`refit` keep the junction tree monotone (the
   previous maximal cliques are always part of the next model), warm-start
   on the new tree and re-estimate.
@@ -25,10 +27,10 @@ import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 from ...pgm.estimation import (DiscrepancyStop, estimate_from_tables, estimation_tree,
-                               initial_tables)
+                               holdout_stop_factor, initial_tables)
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
-           "refit_from_independent"]
+           "refit_from_independent", "holdout_factor"]
 
 Marginal = tuple[int, ...]
 
@@ -372,3 +374,66 @@ def refit_from_independent(
                            callback=stop, dtype=dtype)
     info["stopped_by"] = stop.reason
     return zeros.apply(model), info
+
+
+def holdout_factor(
+    tree: JunctionTree,
+    halves: tuple[MeasurementBank, MeasurementBank],
+    zeros: ZeroMasks,
+    *,
+    total: float,
+    max_iters: int,
+    tol: float,
+    dtype: type | str = np.float64,
+) -> tuple[float | None, dict]:
+    """The final estimation's stop, read off the noise split.
+
+    Every marginal was released as two halves with independent noise (the
+    two banks, filled in the same order, the 1-way marginals among them).
+    For each fold the model is fitted to one half, from the independent
+    model of that half's own 1-way measurements (a start computed from
+    both halves would already hold the held-out noise), while the other
+    half's loss is followed
+    (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`): the
+    fitted half's ``loss / n_entries`` at the lowest held-out loss is the
+    fold's factor.  The result is the lower of the two factors, for
+    :func:`refit_from_independent`, or None where a fold's held-out loss
+    was still falling at its last step: the noise never showed the fit
+    going too far, so the estimation is run to convergence.  Only noisy
+    releases are read (post-processing).
+
+    Parameters
+    ----------
+    tree : JunctionTree
+        The final structure (the folds are fitted on it).
+    halves : (MeasurementBank, MeasurementBank)
+        First and second halves of every measurement.
+    zeros : ZeroMasks
+        Structural zeros, forced into the starts.
+    total : float
+        Number of records (an estimate from the releases).
+    max_iters, tol : int, float
+        Mirror-descent limits.
+    dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
+        Type of the folds' tables and beliefs.
+
+    Returns
+    -------
+    factor : float or None
+    info : dict
+        ``factor`` and, per fold, ``factor``, ``best_iteration``,
+        ``iterations`` and ``best_at_end``.
+    """
+    first, second = (bank.measurements() for bank in halves)
+    starts = [zeros.potentials(_half_independent_start(ms)) for ms in (first, second)]
+    factor, folds = holdout_stop_factor(
+        tree.domain, list(zip(first, second)), total=total, cliques=list(tree.cliques),
+        max_iter=max_iters, tol=tol, dtype=dtype, fold_potentials=starts)
+    keys = ("factor", "best_iteration", "iterations", "best_at_end")
+    return factor, {"factor": factor, "folds": [{k: f[k] for k in keys} for f in folds]}
+
+
+def _half_independent_start(measurements: Sequence[Measurement]) -> dict:
+    """Log-potentials of the independent model of one half's 1-way measurements."""
+    return {m.clique: np.log(np.maximum(m.noisy, START_FLOOR))
+            for m in measurements if len(m.clique) == 1}
