@@ -362,7 +362,8 @@ def test_final_estimation_stops_once_its_target_is_out_of_reach(net):
 def test_round_atol_stops_each_round_estimation(net):
     """A huge ``round_atol`` stops every round after one step; 0 runs them to max_iter."""
     loose = _aim(net, round_atol=1e12).fit(net.frame, epsilon=2.0)
-    assert all(h["estimation_iterations"] == 1 for h in loose.history_)
+    assert all(h["estimation_iterations"] == 1 for h in loose.history_[:-1])
+    assert loose.history_[-1]["estimation_iterations"] == 0  # left to the final estimation
     full = _aim(net, round_atol=0.0, tol=0.0).fit(net.frame, epsilon=2.0)
     assert any(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_)
     assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
@@ -474,3 +475,24 @@ def test_holdout_verdict_follows_the_folds(joint, ks, sigma):
         verdicts.append(factor is None)
     if joint.shape == (8, 8, 8):
         assert verdicts == [False] * 3
+
+
+def test_last_round_leaves_its_estimation_to_the_final_one(net):
+    """With ``early_stopping`` the last round does not re-estimate: the final estimation does.
+
+    The final model still lives on the last round's tree (every measured
+    marginal, the last one included, is inside one of its cliques) and the
+    record's model size is that tree's; without ``early_stopping`` the last
+    round is re-estimated as every other.
+    """
+    synth = _aim(net).fit(net.frame, epsilon=2.0)
+    last = synth.history_[-1]
+    assert last["final"] and last["estimation_iterations"] == 0
+    assert all(h["estimation_iterations"] >= 1 for h in synth.history_[:-1])
+    assert last["model_size_mb"] == synth.model_.size_mb
+    assert last["clique"] == synth.cliques_[-1]
+    attribute = dict(zip(synth.domain_.columns, synth.attributes_))
+    for clique in set(synth.cliques_):
+        assert synth.model_.tree.index_containing([attribute[c] for c in clique]) is not None
+    plain = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
+    assert plain.history_[-1]["estimation_iterations"] >= 1

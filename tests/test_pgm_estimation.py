@@ -452,6 +452,29 @@ def test_running_average_of_beliefs_equals_explicit_mixing():
             np.testing.assert_allclose(g, e, rtol=rtol)
 
 
+def test_running_average_of_prescaled_beliefs_equals_explicit_mixing():
+    """Beliefs computed already times ``coefficient(a)`` and given to ``mix_scaled``.
+
+    Mirror descent asks inference for the trial's beliefs multiplied by the
+    mixing coefficient (one pass fewer); across the rescaling of a vanishing
+    scale the running average must equal explicit mixing.
+    """
+    from sklearn_dpsynth.pgm.mirror_descent import _Average
+
+    rng = np.random.default_rng(5)
+    shapes = [(3, 4), (5,)]
+    start = [rng.random(s) for s in shapes]
+    expected = [b.copy() for b in start]
+    average = _Average([b.copy() for b in start])
+    for a in [0.5, 0.9, 0.999, 0.99, 0.3, 0.6, 0.9999, 0.2]:
+        z = [rng.random(s) for s in shapes]
+        expected = [(1 - a) * u + a * v for u, v in zip(expected, z)]
+        coef = average.coefficient(a)
+        average.mix_scaled(a, [v * coef for v in z])
+    for g, e in zip(average.beliefs(), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
 def test_stepped_tables_follow_their_trials_and_leave_foreign_tables_alone():
     """Trials written in place: a rejected trial's terms are replaced, then taken back.
 

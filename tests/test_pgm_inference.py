@@ -439,3 +439,50 @@ def test_fill_in_counts_the_missing_edges_among_neighbours():
             missing = sum(b not in adjacency[a]
                           for a, b in itertools.combinations(sorted(adjacency[v]), 2))
             assert _fill_in(adjacency, v) == missing
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_calibrate_with_remembered_shifts_matches_enumeration(name, dtype):
+    """Shifts guessed from the previous call: same beliefs, marginals and partition.
+
+    A sequence of tables as an optimisation produces them (small steps),
+    then tables far from the last (every table moved by +-60 nats: the
+    guessed shifts overflow or underflow and must be rejected), then
+    tables with a whole separator slice of structural zeros (-inf: the
+    guess is rejected every time, then no longer tried).  Every call is
+    compared with enumeration; ``scale`` multiplies beliefs and marginals.
+    """
+    from sklearn_dpsynth.pgm import calibrate, reduction_plan
+    from sklearn_dpsynth.pgm.inference import ShiftGuesses
+
+    tree = JunctionTree(DOMAIN, STRUCTURES[name])
+    rng = np.random.default_rng(5)
+    requests = [[kept for r in range(len(c)) for kept in itertools.combinations(range(len(c)), r)
+                 if kept] for c in tree.cliques]
+    plan = reduction_plan(tree, requests)
+    guesses = ShiftGuesses()
+    tables = [rng.normal(scale=2.0, size=[DOMAIN[a] for a in c]) for c in tree.cliques]
+    zero_slice = [t.copy() for t in tables]
+    for t in zero_slice:
+        t[0] = -np.inf
+    sequence = [[t + 0.01 * k * rng.normal(size=t.shape) for t in tables] for k in range(4)]
+    sequence += [[t + 60.0 for t in tables], [t - 60.0 for t in tables]] + [zero_slice] * 5
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for k, step in enumerate(sequence):
+        scale = 1.0 + 0.5 * k
+        beliefs, log_z, marginals = calibrate(tree, [t.astype(dtype) for t in step], plan,
+                                              dtype, guesses, scale)
+        log_joint = _brute_log_joint({c: Factor(c, t) for c, t in zip(tree.cliques, step)})
+        assert log_z == pytest.approx(logsumexp(log_joint), rel=tol, abs=tol)
+        for clique, belief, wanted, got in zip(tree.cliques, beliefs, requests, marginals):
+            assert belief.dtype == dtype
+            np.testing.assert_allclose(belief / scale, _brute_marginal(log_joint, clique),
+                                       atol=tol)
+            for kept, marginal in zip(wanted, got):
+                attrs = tuple(clique[j] for j in kept)
+                np.testing.assert_allclose(marginal / scale, _brute_marginal(log_joint, attrs),
+                                           atol=tol)
+    # the +-60 jumps were rejected (for the root at least); the zero slices stopped guessing
+    assert guesses.failures.get("root", 0) >= 2
+    assert any(guesses.get(i) is None for i in tree.order[1:]) or name == "disconnected"

@@ -26,7 +26,8 @@ from .factor import (group_marginals, log_sum_shifted, logsumexp_axes,
 from .junction_tree import JunctionTree
 
 __all__ = ["MessagePlan", "message_plan", "ReductionPlan", "reduction_plan",
-           "belief_propagation", "calibrate", "CalibratedBeliefs", "potentials_from_marginals"]
+           "belief_propagation", "calibrate", "CalibratedBeliefs", "potentials_from_marginals",
+           "ShiftGuesses"]
 
 _CACHE_CELLS = 1 << 22
 
@@ -248,12 +249,14 @@ def _children(tree: JunctionTree) -> list[list[int]]:
 
 
 def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...]]],
-              groups: list[list[int]], dtype: type | None = None) -> np.ndarray:
-    """``table`` plus log-space messages, in a new array.
+              groups: list[list[int]], dtype: type | None = None,
+              offset: float | None = None) -> np.ndarray:
+    """``table`` plus log-space messages (minus ``offset``), in a new array.
 
     ``table`` is not modified.  The messages of one group (see
     ``MessagePlan``) are summed in their small union space first, so the
-    table is passed over once per group.  The result has type ``dtype``
+    table is passed over once per group; ``offset`` is taken off the first
+    group's small sum (no pass of its own).  The result has type ``dtype``
     (by default the table's ``pgm.factor.work_dtype``): float64 tables and
     messages are rounded into a float32 result.
     """
@@ -265,10 +268,13 @@ def _gathered(table: np.ndarray, messages: list[tuple[np.ndarray, tuple[int, ...
             message, shape = messages[k]
             term = message.reshape(shape)
             shared = term if shared is None else shared + term
+        if out is None and offset is not None:
+            shared = shared - offset
         shared = widened(shared, table.shape)
         out = np.add(table, shared, dtype=dtype) if out is None else out.__iadd__(shared)
     if out is None:
-        out = np.array(table, dtype=dtype, copy=True)
+        out = (np.array(table, dtype=dtype, copy=True) if offset is None
+               else np.subtract(table, offset, dtype=dtype))
     return out
 
 
@@ -278,13 +284,15 @@ def _check_partition(log_z: float) -> None:
         raise ValueError("log_potentials give a zero or infinite partition function")
 
 
-def _normalised_root(log_belief: np.ndarray, keep_log: bool) -> tuple[np.ndarray, float]:
+def _normalised_root(log_belief: np.ndarray, keep_log: bool, scale: float = 1.0
+                     ) -> tuple[np.ndarray, float]:
     """The root's probabilities and the log-partition, from its unnormalised log-belief.
 
     One shift by the maximum, one exponential and one scaling (the
     exponentials are summed in float64), instead of a log-sum-exp followed
     by a second exponential.  With ``keep_log=False`` the probabilities are
-    written into ``log_belief``; otherwise it is left as it is.
+    written into ``log_belief``; otherwise it is left as it is.  The
+    probabilities are multiplied by ``scale`` (in the same pass).
     """
     shift = float(log_belief.max()) if log_belief.size else -np.inf
     _check_partition(shift)
@@ -292,7 +300,7 @@ def _normalised_root(log_belief: np.ndarray, keep_log: bool) -> tuple[np.ndarray
     np.exp(probs, out=probs)
     total = float(np.sum(probs, dtype=np.float64))
     _check_partition(total)
-    probs *= probs.dtype.type(1.0 / total)
+    probs *= probs.dtype.type(scale / total)
     return probs, math.log(total) + shift
 
 
@@ -339,9 +347,107 @@ def _slice_exponentials(values: np.ndarray, axes: tuple[int, ...], owned: bool,
     return exped, sums, log_sums
 
 
+#: Largest slice sum (and root total) for which a guessed shift is kept
+#: (:class:`ShiftGuesses`): far from float32's overflow at about 3e38.
+_GUESS_CEILING = math.exp(30.0)
+#: Smallest root total for which a guessed shift is kept: the root's
+#: largest probability is then at least ``exp(-5)`` of the total over its
+#: cells' number, as good as the exact maximum's shift for float rounding.
+_ROOT_GUESS_FLOOR = math.exp(-5.0)
+#: A clique whose guessed shift failed this many times is no longer guessed.
+_GUESS_FAILURES = 3
+
+
+class ShiftGuesses:
+    """Exponential shifts remembered between belief propagations of similar tables.
+
+    Every exponential of the probability-space pass is shifted so that it
+    cannot overflow: by default by the table's maximum, one read of the
+    whole table before the exponentials.  An optimisation calibrates
+    tables that change little from one call to the next, so the previous
+    call's largest upward message (an upper bound of the clique's
+    maximum then) and log-partition are as good a shift, and they cost no
+    pass: the shift is folded into the small sum of incoming messages.
+    A guess is kept only when every slice sum lands where the exact
+    maximum's shift would be accepted (at least ``_SLICE_FLOOR``, at most
+    ``_GUESS_CEILING``; for the root, between ``_ROOT_GUESS_FLOOR`` and the
+    ceiling); otherwise that clique is redone with its exact maximum (and
+    after ``_GUESS_FAILURES`` failures, e.g. a separator slice of
+    structural zeros, no longer guessed).  Results then agree with
+    unguessed inference up to float rounding.
+    """
+
+    def __init__(self) -> None:
+        self.shifts: dict = {}
+        self.failures: dict = {}
+
+    def get(self, key) -> float | None:
+        """The guessed shift of ``key`` (a clique index or ``"root"``), or None."""
+        if self.failures.get(key, 0) >= _GUESS_FAILURES:
+            return None
+        return self.shifts.get(key)
+
+    def record(self, key, shift: float) -> None:
+        """Remember ``shift`` for the next call (ignored when not finite)."""
+        if math.isfinite(shift):
+            self.shifts[key] = shift
+        else:
+            self.shifts.pop(key, None)
+
+    def failed(self, key) -> None:
+        """A guess of ``key`` was rejected."""
+        self.failures[key] = self.failures.get(key, 0) + 1
+
+
+def _guessed_exponentials(shifted: np.ndarray, axes: tuple[int, ...], guess: float
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_slice_exponentials` of values already shifted by ``guess`` (consumed).
+
+    None when some slice sum falls outside ``[_SLICE_FLOOR, _GUESS_CEILING]``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is rejected below
+        exped = np.exp(shifted, out=shifted)
+        sums = sum_axes(exped, axes)
+    if sums.size and not (sums.min() >= _SLICE_FLOOR[np.dtype(exped.dtype)]
+                          and sums.max() <= _GUESS_CEILING):
+        return None
+    with np.errstate(divide="ignore"):
+        log_sums = np.log(sums) + guess
+    return exped, sums, log_sums
+
+
+def _upward_exponentials(table: np.ndarray, messages: list, groups: list,
+                         axes: tuple[int, ...], dtype: type | None, guess: float | None
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Exponentials of a non-root clique shifted by ``guess``, or None if rejected."""
+    if guess is None:
+        return None
+    if messages:
+        shifted = _gathered(table, messages, groups, dtype, offset=guess)
+    else:
+        shifted = np.subtract(table, guess, dtype=work_dtype(table) if dtype is None else dtype)
+    return _guessed_exponentials(shifted, axes, guess)
+
+
+def _guessed_root(table: np.ndarray, messages: list, groups: list, dtype: type | None,
+                  guess: float | None, scale: float) -> tuple[np.ndarray, float] | None:
+    """:func:`_normalised_root` shifted by ``guess``, or None if rejected."""
+    if guess is None:
+        return None
+    probs = _gathered(table, messages, groups, dtype, offset=guess)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is rejected below
+        np.exp(probs, out=probs)
+        total = float(np.sum(probs, dtype=np.float64))
+    if not _ROOT_GUESS_FLOOR <= total <= _GUESS_CEILING:
+        return None
+    probs *= probs.dtype.type(scale / total)
+    return probs, math.log(total) + guess
+
+
 def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
                               log_potentials: Sequence[np.ndarray], dtype: type | None,
-                              reductions: ReductionPlan) -> tuple[list, float, list]:
+                              reductions: ReductionPlan, guesses: ShiftGuesses | None = None,
+                              scale: float = 1.0) -> tuple[list, float, list]:
     """:func:`belief_propagation` with ``keep_log=False``, downward in probability space.
 
     Upward, every non-root clique's table plus its children's messages is
@@ -365,19 +471,39 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
     upward: list = [None] * n
     for i in reversed(tree.order[1:]):
         work = work_dtype(log_potentials[i]) if dtype is None else dtype
-        if children[i]:
-            messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
+        messages = [(upward[j], plan.parent_shape[j]) for j in children[i]]
+        guessed = _upward_exponentials(log_potentials[i], messages, plan.upward_groups[i],
+                                       plan.child_axes[i], dtype,
+                                       None if guesses is None else guesses.get(i))
+        if guessed is not None:
+            exped[i], sums[i], upward[i] = guessed
+        elif children[i]:
             redo = partial(_gathered, log_potentials[i], messages, plan.upward_groups[i], dtype)
             exped[i], sums[i], upward[i] = _slice_exponentials(
                 redo(), plan.child_axes[i], True, work, redo)
         else:
             exped[i], sums[i], upward[i] = _slice_exponentials(
                 log_potentials[i], plan.child_axes[i], False, work)
+        if guesses is not None:
+            if guessed is None and guesses.get(i) is not None:
+                guesses.failed(i)
+            guesses.record(i, float(upward[i].max()) if upward[i].size else -np.inf)
     root = tree.order[0]
     messages = [(upward[j], plan.parent_shape[j]) for j in children[root]]
     probs: list = [None] * n
-    probs[root], log_z = _normalised_root(
-        _gathered(log_potentials[root], messages, plan.upward_groups[root], dtype), False)
+    guess = None if guesses is None else guesses.get("root")
+    guessed = _guessed_root(log_potentials[root], messages, plan.upward_groups[root], dtype,
+                            guess, scale)
+    if guessed is None:
+        probs[root], log_z = _normalised_root(
+            _gathered(log_potentials[root], messages, plan.upward_groups[root], dtype), False,
+            scale)
+        if guess is not None:
+            guesses.failed("root")
+    else:
+        probs[root], log_z = guessed
+    if guesses is not None:
+        guesses.record("root", log_z)
     requested: list = [None] * n
     for p in tree.order:
         marginals = _reduce(probs[p], reductions.reductions[p])
@@ -395,7 +521,8 @@ def _calibrated_probabilities(tree: JunctionTree, plan: MessagePlan,
 
 
 def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray],
-              reductions: ReductionPlan, dtype: type | None = None
+              reductions: ReductionPlan, dtype: type | None = None,
+              guesses: ShiftGuesses | None = None, scale: float = 1.0
               ) -> tuple[list[np.ndarray], float, list[list[np.ndarray]]]:
     """Calibrated probabilities and some of their small marginals, in one sweep.
 
@@ -415,19 +542,28 @@ def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray],
         From :func:`reduction_plan` on ``tree``.
     dtype : {numpy.float64, numpy.float32}, default=None
         As in :func:`belief_propagation`.
+    guesses : sklearn_dpsynth.pgm.inference.ShiftGuesses, optional
+        Shifts remembered from the previous call on similar tables (and
+        updated): the exponentials then skip the reads of each table's
+        maximum; the results agree up to float rounding.
+    scale : float, default=1.0
+        Factor of every returned probability and marginal (one multiplication
+        of the root's probabilities carries it down the whole tree: a caller
+        that wants scaled beliefs spares a pass over them).
 
     Returns
     -------
     beliefs : list of ndarray
-        Probabilities of the maximal cliques.
+        Probabilities of the maximal cliques, times ``scale``.
     log_partition : float
     marginals : list of list of ndarray
         For every clique, its requested marginals (kept axes in the
-        clique's order), in the order of the requests.
+        clique's order), in the order of the requests, times ``scale``.
     """
     plan = message_plan(tree)
     _check_tables(plan, log_potentials)
-    return _calibrated_probabilities(tree, plan, log_potentials, dtype, reductions)
+    return _calibrated_probabilities(tree, plan, log_potentials, dtype, reductions, guesses,
+                                     scale)
 
 
 def _check_tables(plan: MessagePlan, log_potentials: Sequence[np.ndarray]) -> None:

@@ -34,6 +34,13 @@ measurement group over the touched tables) and inference reads them
 directly; a rejected trial's terms are replaced by the next trial's, or
 taken back out (:class:`_SteppedTables`).  Besides its tables, an
 iteration holds two model-sized sets of beliefs (``x``'s and the trial's).
+Consecutive trials' tables differ by one step, so each inference takes its
+exponentials' shifts from the previous one
+(:class:`~sklearn_dpsynth.pgm.inference.ShiftGuesses`: no read of each
+table's maximum), and a trial's beliefs come out of inference already
+multiplied by the coefficient with which they enter ``x``'s running
+average (no pass to scale them).  Both change results only by float
+rounding.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ from typing import Callable
 
 import numpy as np
 
-from .inference import ReductionPlan, calibrate, potentials_from_marginals, reduction_plan
+from .inference import (ReductionPlan, ShiftGuesses, calibrate, potentials_from_marginals,
+                        reduction_plan)
 from .junction_tree import JunctionTree
 from .measurement import MeasuredCounts, Objective, plus_terms
 
@@ -79,18 +87,40 @@ class _Point:
     log_z: float
 
 
+@dataclass
+class _Sweep:
+    """What every inference of one optimisation shares.
+
+    Attributes
+    ----------
+    plan : ReductionPlan
+        The separators and measured marginals read off each clique.
+    guesses : ShiftGuesses
+        The exponentials' shifts of the previous inference (consecutive
+        iterates differ by one step, so they spare each table's maximum).
+    """
+
+    plan: ReductionPlan
+    guesses: ShiftGuesses
+
+
 def _calibrated(tree: JunctionTree, tables: list, objective: Objective,
-                reductions: ReductionPlan, dtype: type) -> tuple[list, list, float]:
-    """Beliefs, measured counts and log-partition of ``tables``.
+                reductions: "_Sweep", dtype: type, scale: float = 1.0
+                ) -> tuple[list, list, float]:
+    """Beliefs (times ``scale``), measured counts and log-partition of ``tables``.
 
     The measured marginals are read in the same grouped passes over the
     clique beliefs as the downward pass's separators.
     """
-    beliefs, log_z, shared = calibrate(tree, tables, reductions, dtype)
-    return beliefs, objective.counts(beliefs, shared), log_z
+    beliefs, log_z, shared = calibrate(tree, tables, reductions.plan, dtype,
+                                       reductions.guesses, scale)
+    counts = objective.counts(beliefs, shared)
+    if scale != 1.0:
+        counts.flat *= 1.0 / scale
+    return beliefs, counts, log_z
 
 
-def _start(tree: JunctionTree, tables: list, objective: Objective, reductions: ReductionPlan,
+def _start(tree: JunctionTree, tables: list, objective: Objective, reductions: "_Sweep",
            dtype: type, owned: set[int]) -> tuple[_Point, "_SteppedTables"]:
     """A starting point: inference on ``tables``, whose log-partition becomes the lag.
 
@@ -228,16 +258,29 @@ class _Average:
         self.sums = beliefs
         self.scale = 1.0
 
+    def coefficient(self, a: float) -> float:
+        """The factor ``a / scale`` by which :meth:`mix` multiplies beliefs (``a < 1``).
+
+        Beliefs computed already multiplied by it (``scale`` of
+        :func:`~sklearn_dpsynth.pgm.inference.calibrate`) go to
+        :meth:`mix_scaled`, which spares that multiplication.
+        """
+        scale = 1.0 if self.scale * (1.0 - a) < self._FOLD_BELOW else self.scale
+        return a / (scale * (1.0 - a))
+
     def mix(self, a: float, beliefs: list) -> None:
         """``x <- (1 - a) x + a beliefs`` (``a < 1``), consuming ``beliefs``."""
+        coef = self.coefficient(a)
+        for v in beliefs:
+            v *= v.dtype.type(coef)  # a float64 scalar would make a float32 product run in float64
+        self.mix_scaled(a, beliefs)
+
+    def mix_scaled(self, a: float, scaled: list) -> None:
+        """:meth:`mix` of beliefs already multiplied by :meth:`coefficient` ``(a)``."""
         if self.scale * (1.0 - a) < self._FOLD_BELOW:
             self._fold()
         self.scale *= 1.0 - a
-        self._add(a / self.scale, beliefs)
-
-    def _add(self, coef: float, beliefs: list) -> None:
-        for u, v in zip(self.sums, beliefs):
-            v *= v.dtype.type(coef)  # a float64 scalar would make a float32 product run in float64
+        for u, v in zip(self.sums, scaled):
             u += v
 
     def _fold(self) -> None:
@@ -271,18 +314,20 @@ def _trial(
     stepped: _SteppedTables,
     a: float,
     step: float,
-    reductions: ReductionPlan,
+    reductions: "_Sweep",
     dtype: type,
+    scale: float = 1.0,
 ) -> _Trial:
     """One tentative accelerated step with momentum ``a`` and step ``step``.
 
     The step is written into ``z``'s tables (``stepped``); the caller
-    accepts or withdraws it.
+    accepts or withdraws it.  The trial's beliefs come multiplied by
+    ``scale`` (its counts do not): :meth:`_Average.mix_scaled` takes them.
     """
     y_counts = _mix(a, x_counts, z.counts)
     y_loss, grad = objective.loss_and_gradient(y_counts)
     tables = stepped.apply(objective.step_terms(grad, -step / a, dtype))
-    beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype)
+    beliefs, counts, log_z = _calibrated(tree, tables, objective, reductions, dtype, scale)
     new_z = _Point(beliefs, counts, stepped.relative(log_z))
     new_x = _mix(a, x_counts, new_z.counts)
     loss = objective.loss(new_x)
@@ -351,7 +396,7 @@ def mirror_descent(
         optimum, or a loss too flat for the precision of ``dtype``),
         ``n_inference``, ``n_restarts``, ``step_size``.
     """
-    reductions = reduction_plan(tree, objective.marginal_requests())
+    reductions = _Sweep(reduction_plan(tree, objective.marginal_requests()), ShiftGuesses())
     z, stepped = _start(tree, tables, objective, reductions, dtype, owned=set())
     del tables  # the caller's list must not keep the starting tables alive
     x_average, x_is_z, x_counts = _Average(z.beliefs), True, z.counts
@@ -371,7 +416,7 @@ def mirror_descent(
             a = 1.0 if fresh else _momentum(a_prev, trial_step, step_prev)
             result = None  # a rejected trial's tables and beliefs go before the next
             result = _trial(tree, objective, x_counts, x_loss, z, stepped, a, trial_step,
-                            reductions, dtype)
+                            reductions, dtype, 1.0 if a == 1.0 else x_average.coefficient(a))
             stats["n_inference"] += 1
             if result.accepted or trial_step < floor:
                 break
@@ -398,8 +443,9 @@ def mirror_descent(
         if a == 1.0:
             x_average, x_is_z = _Average(result.z.beliefs), True
         else:
-            # the trial's beliefs are read only here: they are folded into x's
-            x_average.mix(a, result.z.beliefs)
+            # the trial's beliefs (already times the mixing coefficient) are
+            # read only here: they are folded into x's
+            x_average.mix_scaled(a, result.z.beliefs)
             result.z.beliefs, x_is_z = None, False
         x_counts, x_loss, z = result.x_counts, result.loss, result.z
         a_prev, step_prev, fresh = a, step, not accelerated

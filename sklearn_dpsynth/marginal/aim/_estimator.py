@@ -54,7 +54,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
        and one is selected with the exponential mechanism at
        ``epsilon = sqrt(8 * 0.1 * rho / T)`` (sensitivity ``max w_C``);
     3. the selected marginal is measured at the current ``sigma`` and the
-       model is re-estimated, warm-started from the previous one;
+       model is re-estimated, warm-started from the previous one (in the
+       last round, with ``early_stopping``, that is left to step 5, which
+       restarts from the model's 1-way marginals anyway);
     4. when the model's answer on the measured marginal moved by less than
        ``sqrt(2/pi) sigma n_cells(C)`` in L1, ``sigma`` is halved and
        ``epsilon`` doubled; when the budget left cannot pay two more rounds,
@@ -180,7 +182,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         One dict per round: ``round``, ``clique``, ``sigma``, ``epsilon``,
         ``annealed``, ``final``, ``rho_used``, ``rho_total``,
         ``budget_used`` (fraction), ``model_size_mb``, ``size_limit_mb``,
-        ``n_candidates`` and ``estimation_iterations`` (no timings: the
+        ``n_candidates`` and ``estimation_iterations`` (0 in the last round
+        when ``early_stopping`` is set: see step 3; no timings: the
         time a round takes grows with the private row count, so it is not
         kept in the model or its file).
     estimation_info_ : dict
@@ -458,6 +461,8 @@ class _Run:
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
         self.model: GraphicalModel | None = None
+        #: The final round's tree when that round left its estimation to ``finish``.
+        self.final_tree: JunctionTree | None = None
 
     # ---------------------------------------------------------- releases
     @property
@@ -532,15 +537,21 @@ class _Run:
         if schedule.final:
             sigma = gaussian_sigma(self.ledger.rho_remaining())
         self.measure(chosen, sigma)
-        self.model.release_beliefs()  # only its potentials warm-start the refit
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
-        self.model, est = refit(tree, self.bank, self._hand_over_model(), self.zeros,
-                                max_iters=self.options.max_iters, tol=self.options.tol,
-                                atol=self.options.round_atol, dtype=self.options.dtype)
-        after = self.scorer.model_counts(self.model, chosen)
-        annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
+        if schedule.final and self.options.early_stopping is not None:
+            # the final estimation restarts from the 1-way marginals of the
+            # model on ``tree``: re-estimating the whole model first (the
+            # largest of the run) would only move those a little
+            self.final_tree, est, annealed = tree, {"iterations": 0}, False
+        else:
+            self.model.release_beliefs()  # only its potentials warm-start the refit
+            self.model, est = refit(tree, self.bank, self._hand_over_model(), self.zeros,
+                                    max_iters=self.options.max_iters, tol=self.options.tol,
+                                    atol=self.options.round_atol, dtype=self.options.dtype)
+            after = self.scorer.model_counts(self.model, chosen)
+            annealed = self._maybe_anneal(schedule, before, after, chosen, sigma)
         return self._record(round_, chosen, sigma, epsilon, schedule.final, annealed, limit,
-                            len(candidates), est)
+                            len(candidates), est, tree)
 
     def _hand_over_model(self) -> GraphicalModel:
         """The current model, no longer referenced here (``refit`` frees it early)."""
@@ -559,7 +570,7 @@ class _Run:
         return False
 
     def _record(self, round_, chosen, sigma, epsilon, final, annealed, limit, n_candidates,
-                est) -> dict:
+                est, tree) -> dict:
         rho_used = self.rho_used
         return {
             "round": round_,
@@ -571,7 +582,7 @@ class _Run:
             "rho_used": rho_used,
             "rho_total": self.rho_total,
             "budget_used": min(rho_used / self.rho_total, 1.0),
-            "model_size_mb": self.model.size_mb,
+            "model_size_mb": tree.size_mb,
             "size_limit_mb": limit,
             "n_candidates": n_candidates,
             "estimation_iterations": est["iterations"],
@@ -580,7 +591,8 @@ class _Run:
     def finish(self, max_iters: int) -> tuple[GraphicalModel, dict]:
         """Final estimation on the final tree (see ``early_stopping``)."""
         options = self.options
-        tree, one_way = self.model.tree, independent_start(self.model)
+        tree = self.model.tree if self.final_tree is None else self.final_tree
+        one_way = independent_start(self.model)
         factor, holdout = options.early_stopping, None
         if self.halves is not None:
             factor, holdout = holdout_factor(tree, self.halves, self.zeros,
