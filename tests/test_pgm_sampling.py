@@ -284,6 +284,7 @@ def test_balance_keeps_every_groups_values():
     cells = _Cells(n, 3)
     cells.append(rng.integers(3, size=n), 3)
     cells.append(rng.integers(4, size=n), 4)
+    cells.append(rng.integers(8, size=n), 8)  # too many strata: all but it balanced
     rows = rng.permutation(n)
     group = np.sort(rng.integers(2, size=n))
     values = rng.integers(3, size=n)

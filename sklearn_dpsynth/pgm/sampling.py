@@ -39,6 +39,11 @@ _CHUNK_CELLS = 1 << 22
 # Rows per balancing step (a group's rows are permuted chunk by chunk) and the
 # scale of the noise added to the balancing costs, in units of the chunk.
 _BALANCE_CHUNK = 512
+# Most chunks a group is cut into: a larger group gets larger chunks, so the
+# balancing costs a bounded number of steps per group.
+_BALANCE_STEPS = 16
+# Rounds of proposals in ``_assign_cheapest`` before the value-by-value greedy.
+_ASSIGN_ROUNDS = 4
 _BALANCE_NOISE = 0.125
 # Smallest mean stratum (rows) of the last generated attributes kept intact.
 _BALANCE_STRATUM = 64
@@ -192,6 +197,7 @@ def _lowvar_column(
     rng: np.random.Generator,
     context: "_Context",
     cells: "_Cells",
+    fixed: tuple[int, ...],
 ) -> np.ndarray:
     """Values of one attribute for all rows, grouped by parent values.
 
@@ -202,7 +208,7 @@ def _lowvar_column(
     value evenly across them reproduces that independence with less sampling
     noise than a random shuffle.  ``_balance`` then permutes each large
     group's values to extend that balance to every earlier attribute
-    (``cells``).  Rows equal on every generated attribute are interchangeable,
+    (``cells``; ``fixed``: the generation positions of the parents).  Rows equal on every generated attribute are interchangeable,
     so they are ordered arbitrarily here and :func:`sample_lowvar` shuffles
     the finished rows.
     """
@@ -216,7 +222,7 @@ def _lowvar_column(
         pieces.append(_interleave(counts, rng))
     values = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     rows = context.sorted_rows(inverse, len(groups))
-    values = _balance(values, rows, inverse[rows], cells, n_values, rng)
+    values = _balance(values, rows, inverse[rows], cells, n_values, rng, fixed)
     out = np.empty(parents.shape[0], dtype=np.int64)
     out[rows] = values
     return out
@@ -243,25 +249,26 @@ class _Cells:
         self.n_cells += size
         self.sizes.append(size)
 
-    def of(self, rows: np.ndarray) -> np.ndarray:
-        """The cells of ``rows`` as an array of shape (len(rows), n_known)."""
-        return self.codes[rows, : self.n_known].astype(np.intp)
+    def of(self, rows: np.ndarray, columns: list[int]) -> np.ndarray:
+        """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
+        return self.codes[np.ix_(rows, columns)].astype(np.intp)
 
-    def strata(self, rows: np.ndarray) -> np.ndarray:
+    def strata(self, rows: np.ndarray) -> tuple[np.ndarray, int]:
         """Run numbers of ``rows`` (in the context order) over the values of
-        the last generated attributes: as many as leave a mean stratum of at
-        least ``_BALANCE_STRATUM`` rows (none for a small group)."""
+        the last generated attributes: as many (the returned depth) as leave
+        a mean stratum of at least ``_BALANCE_STRATUM`` rows (none for a small
+        group)."""
         depth, cells = 0, 1
         while depth < self.n_known and (
                 cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= rows.size):
             cells *= self.sizes[-1 - depth]
             depth += 1
         if depth == 0:
-            return np.zeros(rows.size, dtype=np.intp)
+            return np.zeros(rows.size, dtype=np.intp), 0
         key = np.zeros(rows.size, dtype=np.intp)
         for column in range(self.n_known - depth, self.n_known):  # mixed radix
             key = key * self.sizes[column] + self.codes[rows, column]
-        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
+        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])]), depth
 
 
 def _balance(
@@ -271,6 +278,7 @@ def _balance(
     cells: _Cells,
     n_values: int,
     rng: np.random.Generator,
+    fixed: tuple[int, ...] = (),
 ) -> np.ndarray:
     """Permute the values within every parent group to balance them against
     every attribute generated before.
@@ -282,7 +290,8 @@ def _balance(
     and value ``a`` the rows with ``x = a`` receive the group's values in
     close to the group's proportions, as the model's conditional
     independence asks.  Groups no longer than one chunk keep the dealt
-    order (already systematic).
+    order (already systematic).  ``fixed`` lists the columns of ``cells``
+    (generation positions) constant within every group: the parents.
     """
     if cells.n_known == 0 or n_values < 2 or values.size == 0:
         return values
@@ -293,13 +302,13 @@ def _balance(
     for start, stop in zip(starts, stops):
         if stop - start > _BALANCE_CHUNK:
             out[start:stop] = _balance_group(out[start:stop], rows[start:stop], cells,
-                                             n_values, rng)
+                                             n_values, rng, fixed)
     return out
 
 
 def _balance_group(
     values: np.ndarray, rows: np.ndarray, cells: _Cells, n_values: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator, fixed: tuple[int, ...],
 ) -> np.ndarray:
     """One group's values, permuted chunk by chunk (herding).
 
@@ -316,28 +325,29 @@ def _balance_group(
     the dealt order already balances exactly.
     """
     counts = np.bincount(values, minlength=n_values)
-    share = counts / values.size
+    share = (counts / values.size).astype(np.float32)
     rarest_first = np.argsort(counts, kind="stable")
-    excess = np.zeros((n_values, cells.n_cells))
-    strata = cells.strata(rows)
-    span = _BALANCE_CHUNK * 64  # rows whose cells are gathered at once
+    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
+    strata, depth = cells.strata(rows)
+    # Attributes constant in a block (the strata's) or in the group (its
+    # parents) add the same cost to every row that may swap: left out.
+    columns = [c for c in range(cells.n_known - depth) if c not in fixed]
+    if not columns:
+        return values
+    chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
+    noise = np.float32(_BALANCE_NOISE * chunk_size)
     out = values.copy()
-    for start in range(0, values.size, _BALANCE_CHUNK):
-        stop = min(values.size, start + _BALANCE_CHUNK)
-        if start % span == 0:
-            span_cells = cells.of(rows[start:start + span])
-        chunk = span_cells[start % span: start % span + stop - start]
+    for start in range(0, values.size, chunk_size):
+        stop = min(values.size, start + chunk_size)
+        chunk = cells.of(rows[start:stop], columns)
         if start > 0:
-            cost = np.empty((n_values, stop - start))
-            for b in range(n_values - 1):
-                np.take(excess[b], chunk).sum(axis=1, out=cost[b])
-            cost[-1] = -cost[:-1].sum(axis=0)
-            cost += _BALANCE_NOISE * _BALANCE_CHUNK * rng.standard_normal(cost.shape)
+            cost = excess[chunk].sum(axis=1).T
+            cost += noise * rng.standard_normal(cost.shape, dtype=np.float32)
             out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
                                                strata[start:stop] - strata[start])
-        flat = chunk + (out[start:stop] * cells.n_cells)[:, None]
+        flat = chunk * n_values + out[start:stop, None]
         tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
-        excess += tally - share[:, None] * tally.sum(axis=0)
+        excess += tally - tally.sum(axis=1, keepdims=True) * share
     return out
 
 
@@ -347,22 +357,57 @@ def _assign_cheapest(
     """A permutation of ``values`` within each block that keeps costs low (greedy).
 
     ``block`` (non-decreasing, from 0) numbers the runs of rows whose values
-    may be exchanged; every block keeps its own counts.  Values are placed in
-    ``order``: value ``b`` goes, in every block, to the free rows where it is
-    cheapest relative to the cheapest value still to place.  ``cost`` has
-    shape (n_values, n_rows).
+    may be exchanged; every block keeps its own counts.  ``cost`` has shape
+    (n_values, n_rows).  In rounds, every unplaced row asks for its cheapest
+    value among those its block still has copies of; a value asked for by
+    more rows than its block has copies goes to those that lose most by
+    taking their next cheapest instead, the others ask again (a round either
+    places every row or uses up some block's value).  After
+    ``_ASSIGN_ROUNDS`` rounds, the rows left are placed value by value in
+    ``order`` (``_assign_by_value``).  For two values this is the optimum.
     """
     n_values = cost.shape[0]
     quota = np.bincount(block * n_values + values,
                         minlength=(block[-1] + 1) * n_values).reshape(-1, n_values)
-    # cheapest[i]: every row's lowest cost over the values order[i:]
-    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
     out = np.empty_like(values)
     free = np.arange(values.size)
+    for _ in range(_ASSIGN_ROUNDS):
+        if free.size == 0:
+            return out
+        open_cost = np.where(quota[block[free]].T > 0, cost[:, free], np.inf)
+        two = np.argpartition(open_cost, 1, axis=0)[:2] if n_values > 2 else (
+            np.argsort(open_cost, axis=0))
+        choice = two[0]
+        columns = np.arange(free.size)
+        loss = open_cost[choice, columns] - open_cost[two[1], columns]  # <= 0
+        loss = np.where(np.isfinite(loss), loss, -np.inf)  # only one value left
+        wanted = block[free] * n_values + choice
+        ranked = np.argsort(_block_key(loss, wanted), kind="stable")
+        ranked_want = wanted[ranked]
+        first = np.searchsorted(ranked_want, ranked_want)
+        taken = np.arange(ranked.size) - first < quota.ravel()[ranked_want]
+        out[free[ranked[taken]]] = choice[ranked[taken]]
+        quota -= np.bincount(ranked_want[taken], minlength=quota.size).reshape(quota.shape)
+        free = np.sort(free[ranked[~taken]])
+    if free.size:
+        out[free] = _assign_by_value(cost[:, free], quota, order, block[free])
+    return out
+
+
+def _assign_by_value(
+    cost: np.ndarray, quota: np.ndarray, order: np.ndarray, block: np.ndarray
+) -> np.ndarray:
+    """Values for rows with ``quota[block, value]`` copies per block, placed in
+    ``order``: value ``b`` goes, in every block, to the free rows where it is
+    cheapest relative to the cheapest value still to place."""
+    # cheapest[i]: every row's lowest cost over the values order[i:]
+    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
+    out = np.empty(cost.shape[1], dtype=np.int64)
+    free = np.arange(cost.shape[1])
     for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
         b = order[i]
-        gain = cost[b, free] - cheapest[i + 1, free]
-        ranked = np.lexsort((gain, block[free]))
+        gain = (cost[b, free] - cheapest[i + 1, free]).astype(np.float64)
+        ranked = np.argsort(_block_key(gain, block[free]), kind="stable")
         ranked_block = block[free[ranked]]
         first = np.searchsorted(ranked_block, ranked_block)
         taken = np.arange(ranked.size) - first < quota[ranked_block, b]
@@ -370,6 +415,16 @@ def _assign_cheapest(
         free = free[ranked[~taken]]
     out[free] = order[-1]
     return out
+
+
+def _block_key(gain: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """One float key ordering rows by (block, gain): ``gain`` shifted into
+    ``[0, span)`` plus ``block * span`` (one sort instead of a lexsort)."""
+    finite = gain[np.isfinite(gain)]
+    low = finite.min() if finite.size else 0.0
+    span = (finite.max() - low if finite.size else 0.0) + 2.0
+    gain = np.maximum(gain, low - 1.0)
+    return (gain - low) + block * span
 
 
 class _Context:
@@ -462,13 +517,16 @@ def sample_lowvar(
     data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
     context = _Context(n)
     cells = _Cells(n, len(column))
+    position: dict[str, int] = {}  # generation order of every generated attribute
     for _, known, new in _walk(tree):
         parents = known
         for attr in new:
             table = _conditional_table(beliefs, parents, (attr,))
             index = _parent_index(data, [column[a] for a in parents],
                                   tuple(tree.domain[a] for a in parents))
-            data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells)
+            fixed = tuple(position[a] for a in parents)
+            data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells, fixed)
+            position[attr] = cells.n_known
             context.append(data[:, column[attr]], tree.domain[attr])
             cells.append(data[:, column[attr]], tree.domain[attr])
             parents = parents + (attr,)
