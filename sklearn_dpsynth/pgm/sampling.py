@@ -251,7 +251,7 @@ class _Cells:
 
     def of(self, rows: np.ndarray, columns: list[int]) -> np.ndarray:
         """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
-        return self.codes[np.ix_(rows, columns)].astype(np.intp)
+        return np.take(self.codes, rows, axis=0)[:, columns]
 
     def strata(self, rows: np.ndarray) -> tuple[np.ndarray, int]:
         """Run numbers of ``rows`` (in the context order) over the values of
@@ -327,7 +327,7 @@ def _balance_group(
     counts = np.bincount(values, minlength=n_values)
     share = (counts / values.size).astype(np.float32)
     rarest_first = np.argsort(counts, kind="stable")
-    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
+    excess = np.zeros((n_values, cells.n_cells), dtype=np.float32)
     strata, depth = cells.strata(rows)
     # Attributes constant in a block (the strata's) or in the group (its
     # parents) add the same cost to every row that may swap: left out.
@@ -341,13 +341,15 @@ def _balance_group(
         stop = min(values.size, start + chunk_size)
         chunk = cells.of(rows[start:stop], columns)
         if start > 0:
-            cost = excess[chunk].sum(axis=1).T
+            cost = np.empty((n_values, stop - start), dtype=np.float32)
+            for b in range(n_values):
+                np.take(excess[b], chunk).sum(axis=1, out=cost[b])
             cost += noise * rng.standard_normal(cost.shape, dtype=np.float32)
             out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
                                                strata[start:stop] - strata[start])
-        flat = chunk * n_values + out[start:stop, None]
+        flat = chunk + (out[start:stop] * cells.n_cells)[:, None]
         tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
-        excess += tally - tally.sum(axis=1, keepdims=True) * share
+        excess += tally - share[:, None] * tally.sum(axis=0)
     return out
 
 
@@ -375,11 +377,11 @@ def _assign_cheapest(
         if free.size == 0:
             return out
         open_cost = np.where(quota[block[free]].T > 0, cost[:, free], np.inf)
-        two = np.argpartition(open_cost, 1, axis=0)[:2] if n_values > 2 else (
-            np.argsort(open_cost, axis=0))
-        choice = two[0]
+        choice = open_cost.argmin(axis=0)
         columns = np.arange(free.size)
-        loss = open_cost[choice, columns] - open_cost[two[1], columns]  # <= 0
+        best = open_cost[choice, columns]
+        open_cost[choice, columns] = np.inf
+        loss = best - open_cost.min(axis=0)  # <= 0
         loss = np.where(np.isfinite(loss), loss, -np.inf)  # only one value left
         wanted = block[free] * n_values + choice
         ranked = np.argsort(_block_key(loss, wanted), kind="stable")
