@@ -197,7 +197,6 @@ def _lowvar_column(
     rng: np.random.Generator,
     context: "_Context",
     cells: "_Cells",
-    fixed: tuple[int, ...],
 ) -> np.ndarray:
     """Values of one attribute for all rows, grouped by parent values.
 
@@ -208,7 +207,7 @@ def _lowvar_column(
     value evenly across them reproduces that independence with less sampling
     noise than a random shuffle.  ``_balance`` then permutes each large
     group's values to extend that balance to every earlier attribute
-    (``cells``; ``fixed``: the generation positions of the parents).  Rows equal on every generated attribute are interchangeable,
+    (``cells``).  Rows equal on every generated attribute are interchangeable,
     so they are ordered arbitrarily here and :func:`sample_lowvar` shuffles
     the finished rows.
     """
@@ -222,7 +221,7 @@ def _lowvar_column(
         pieces.append(_interleave(counts, rng))
     values = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     rows = context.sorted_rows(inverse, len(groups))
-    values = _balance(values, rows, inverse[rows], cells, n_values, rng, fixed)
+    values = _balance(values, rows, inverse[rows], cells, n_values, rng)
     out = np.empty(parents.shape[0], dtype=np.int64)
     out[rows] = values
     return out
@@ -235,6 +234,8 @@ class _Cells:
     number of values of the attributes generated before it, so that the
     cells of all attributes are numbered ``0 .. n_cells - 1`` without
     overlap and a row's ``n_known`` first columns name its cells.
+    ``parents`` lists the columns (generation positions) of the parents of
+    the attribute being generated: constant within each of its groups.
     """
 
     def __init__(self, n_rows: int, n_attributes: int) -> None:
@@ -242,6 +243,7 @@ class _Cells:
         self.sizes: list[int] = []
         self.n_known = 0
         self.n_cells = 0
+        self.parents: tuple[int, ...] = ()
 
     def append(self, values: np.ndarray, size: int) -> None:
         self.codes[:, self.n_known] = values + self.n_cells
@@ -278,7 +280,6 @@ def _balance(
     cells: _Cells,
     n_values: int,
     rng: np.random.Generator,
-    fixed: tuple[int, ...] = (),
 ) -> np.ndarray:
     """Permute the values within every parent group to balance them against
     every attribute generated before.
@@ -290,8 +291,7 @@ def _balance(
     and value ``a`` the rows with ``x = a`` receive the group's values in
     close to the group's proportions, as the model's conditional
     independence asks.  Groups no longer than one chunk keep the dealt
-    order (already systematic).  ``fixed`` lists the columns of ``cells``
-    (generation positions) constant within every group: the parents.
+    order (already systematic).
     """
     if cells.n_known == 0 or n_values < 2 or values.size == 0:
         return values
@@ -302,13 +302,13 @@ def _balance(
     for start, stop in zip(starts, stops):
         if stop - start > _BALANCE_CHUNK:
             out[start:stop] = _balance_group(out[start:stop], rows[start:stop], cells,
-                                             n_values, rng, fixed)
+                                             n_values, rng)
     return out
 
 
 def _balance_group(
     values: np.ndarray, rows: np.ndarray, cells: _Cells, n_values: int,
-    rng: np.random.Generator, fixed: tuple[int, ...],
+    rng: np.random.Generator,
 ) -> np.ndarray:
     """One group's values, permuted chunk by chunk (herding).
 
@@ -331,7 +331,7 @@ def _balance_group(
     strata, depth = cells.strata(rows)
     # Attributes constant in a block (the strata's) or in the group (its
     # parents) add the same cost to every row that may swap: left out.
-    columns = [c for c in range(cells.n_known - depth) if c not in fixed]
+    columns = [c for c in range(cells.n_known - depth) if c not in cells.parents]
     if not columns:
         return values
     chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
@@ -526,8 +526,8 @@ def sample_lowvar(
             table = _conditional_table(beliefs, parents, (attr,))
             index = _parent_index(data, [column[a] for a in parents],
                                   tuple(tree.domain[a] for a in parents))
-            fixed = tuple(position[a] for a in parents)
-            data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells, fixed)
+            cells.parents = tuple(position[a] for a in parents)
+            data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells)
             position[attr] = cells.n_known
             context.append(data[:, column[attr]], tree.domain[attr])
             cells.append(data[:, column[attr]], tree.domain[attr])
