@@ -41,7 +41,7 @@ _CHUNK_CELLS = 1 << 22
 _BALANCE_CHUNK = 512
 # Most chunks a group is cut into: a larger group gets larger chunks, so the
 # balancing costs a bounded number of steps per group.
-_BALANCE_STEPS = 16
+_BALANCE_STEPS = 64
 # Rounds of proposals in ``_assign_cheapest`` before the value-by-value greedy.
 _ASSIGN_ROUNDS = 4
 _BALANCE_NOISE = 0.125
@@ -384,7 +384,7 @@ def _assign_cheapest(
         loss = best - open_cost.min(axis=0)  # <= 0
         loss = np.where(np.isfinite(loss), loss, -np.inf)  # only one value left
         wanted = block[free] * n_values + choice
-        ranked = np.argsort(_block_key(loss, wanted), kind="stable")
+        ranked = np.argsort(_block_key(loss, wanted))
         ranked_want = wanted[ranked]
         first = np.searchsorted(ranked_want, ranked_want)
         taken = np.arange(ranked.size) - first < quota.ravel()[ranked_want]
@@ -409,7 +409,7 @@ def _assign_by_value(
     for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
         b = order[i]
         gain = (cost[b, free] - cheapest[i + 1, free]).astype(np.float64)
-        ranked = np.argsort(_block_key(gain, block[free]), kind="stable")
+        ranked = np.argsort(_block_key(gain, block[free]))
         ranked_block = block[free[ranked]]
         first = np.searchsorted(ranked_block, ranked_block)
         taken = np.arange(ranked.size) - first < quota[ranked_block, b]
