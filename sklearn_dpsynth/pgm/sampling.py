@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
+import scipy.sparse as sp
 
 from .inference import CalibratedBeliefs
 from .junction_tree import JunctionTree
@@ -327,7 +328,7 @@ def _balance_group(
     counts = np.bincount(values, minlength=n_values)
     share = (counts / values.size).astype(np.float32)
     rarest_first = np.argsort(counts, kind="stable")
-    excess = np.zeros((n_values, cells.n_cells), dtype=np.float32)
+    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
     strata, depth = cells.strata(rows)
     # Attributes constant in a block (the strata's) or in the group (its
     # parents) add the same cost to every row that may swap: left out.
@@ -341,16 +342,23 @@ def _balance_group(
         stop = min(values.size, start + chunk_size)
         chunk = cells.of(rows[start:stop], columns)
         if start > 0:
-            cost = np.empty((n_values, stop - start), dtype=np.float32)
-            for b in range(n_values):
-                np.take(excess[b], chunk).sum(axis=1, out=cost[b])
+            cost = np.ascontiguousarray((_one_hot(chunk, cells.n_cells) @ excess).T)
             cost += noise * rng.standard_normal(cost.shape, dtype=np.float32)
             out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
                                                strata[start:stop] - strata[start])
-        flat = chunk + (out[start:stop] * cells.n_cells)[:, None]
+        flat = chunk * n_values + out[start:stop, None]
         tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
-        excess += tally - share[:, None] * tally.sum(axis=0)
+        excess += tally - tally.sum(axis=1, keepdims=True) * share
     return out
+
+
+def _one_hot(cells: np.ndarray, n_cells: int) -> sp.csr_matrix:
+    """The rows' cells (shape (n_rows, n_columns)) as a sparse 0/1 matrix of
+    shape (n_rows, n_cells): its product with a (n_cells, k) table sums the
+    table's rows over each row's cells."""
+    n_rows, n_columns = cells.shape
+    return sp.csr_matrix((np.ones(cells.size, dtype=np.float32), cells.ravel(),
+                          np.arange(0, cells.size + 1, n_columns)), shape=(n_rows, n_cells))
 
 
 def _assign_cheapest(
