@@ -384,21 +384,24 @@ def _assign_cheapest(
     for _ in range(_ASSIGN_ROUNDS):
         if free.size == 0:
             return out
-        open_cost = np.where(quota[block[free]].T > 0, cost[:, free], np.inf)
+        free_block = block[free]
+        open_cost = cost[:, free]
+        closed = quota[free_block] == 0
+        if closed.any():
+            open_cost[closed.T] = np.inf
         choice = open_cost.argmin(axis=0)
         columns = np.arange(free.size)
         best = open_cost[choice, columns]
         open_cost[choice, columns] = np.inf
-        loss = best - open_cost.min(axis=0)  # <= 0
-        loss = np.where(np.isfinite(loss), loss, -np.inf)  # only one value left
-        wanted = block[free] * n_values + choice
+        loss = best - open_cost.min(axis=0)  # <= 0; -inf: only one value left
+        wanted = free_block * n_values + choice
         ranked = np.argsort(_block_key(loss, wanted))
         ranked_want = wanted[ranked]
         first = np.searchsorted(ranked_want, ranked_want)
         taken = np.arange(ranked.size) - first < quota.ravel()[ranked_want]
         out[free[ranked[taken]]] = choice[ranked[taken]]
         quota -= np.bincount(ranked_want[taken], minlength=quota.size).reshape(quota.shape)
-        free = np.sort(free[ranked[~taken]])
+        free = free[ranked[~taken]]
     if free.size:
         out[free] = _assign_by_value(cost[:, free], quota, order, block[free])
     return out
