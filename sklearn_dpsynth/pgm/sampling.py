@@ -318,9 +318,9 @@ def _balance_group(
     ``b`` times their number (the excesses of a cell sum to zero over the
     values).  A row's cost for value ``b`` is the sum of ``excess[b, f]``
     over the row's cells.  Every chunk's values are given to its rows by
-    ``_assign_cheapest`` on these costs plus Gaussian noise (an
-    eighth of the chunk size), which softens the step so that rows sharing
-    a cell do not all swing one way and overshoot.  The first chunk keeps
+    ``_assign_cheapest`` on these costs plus uniform noise (of standard
+    deviation an eighth of the chunk size), which softens the step so that
+    rows sharing a cell do not all swing one way and overshoot.  The first chunk keeps
     its dealt values, and values are only exchanged between rows equal on
     the last few attributes generated (``_Cells.strata``), whose strata
     the dealt order already balances exactly.
@@ -336,14 +336,17 @@ def _balance_group(
     if not columns:
         return values
     chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
-    noise = np.float32(_BALANCE_NOISE * chunk_size)
+    width = np.float32(np.sqrt(12.0) * _BALANCE_NOISE * chunk_size)  # uniform noise's
     out = values.copy()
     for start in range(0, values.size, chunk_size):
         stop = min(values.size, start + chunk_size)
         chunk = cells.of(rows[start:stop], columns)
         if start > 0:
             cost = np.ascontiguousarray((_one_hot(chunk, cells.n_cells) @ excess).T)
-            cost += noise * rng.standard_normal(cost.shape, dtype=np.float32)
+            noise = rng.random(cost.shape, dtype=np.float32)
+            noise -= np.float32(0.5)
+            noise *= width
+            cost += noise
             out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
                                                strata[start:stop] - strata[start])
         flat = chunk * n_values + out[start:stop, None]
@@ -385,7 +388,7 @@ def _assign_cheapest(
         if free.size == 0:
             return out
         free_block = block[free]
-        open_cost = cost[:, free]
+        open_cost = cost[:, free] if free.size < values.size else cost.copy()
         closed = quota[free_block] == 0
         if closed.any():
             open_cost[closed.T] = np.inf
