@@ -388,10 +388,9 @@ def _assign_cheapest(
         if free.size == 0:
             return out
         free_block = block[free]
-        open_cost = cost[:, free] if free.size < values.size else cost.copy()
-        closed = quota[free_block] == 0
-        if closed.any():
-            open_cost[closed.T] = np.inf
+        open_cost = cost[:, free] if free.size < values.size else cost
+        closed = (quota.T == 0)[:, free_block]  # (n_values, n_free)
+        open_cost = np.where(closed, np.float32(np.inf), open_cost)
         choice = open_cost.argmin(axis=0)
         columns = np.arange(free.size)
         best = open_cost[choice, columns]
