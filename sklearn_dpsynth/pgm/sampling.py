@@ -256,22 +256,25 @@ class _Cells:
         """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
         return np.take(self.codes, rows, axis=0)[:, columns]
 
-    def strata(self, rows: np.ndarray) -> tuple[np.ndarray, int]:
-        """Run numbers of ``rows`` (in the context order) over the values of
-        the last generated attributes: as many (the returned depth) as leave
-        a mean stratum of at least ``_BALANCE_STRATUM`` rows (none for a small
-        group)."""
+    def depth(self, n_rows: int) -> int:
+        """How many of the last generated attributes leave a mean stratum of
+        at least ``_BALANCE_STRATUM`` of ``n_rows`` rows (0 for a small group)."""
         depth, cells = 0, 1
         while depth < self.n_known and (
-                cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= rows.size):
+                cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= n_rows):
             cells *= self.sizes[-1 - depth]
             depth += 1
+        return depth
+
+    def strata(self, rows: np.ndarray, depth: int) -> np.ndarray:
+        """Run numbers of ``rows`` (in the context order) over the values of
+        the last ``depth`` generated attributes."""
         if depth == 0:
-            return np.zeros(rows.size, dtype=np.intp), 0
+            return np.zeros(rows.size, dtype=np.intp)
         key = np.zeros(rows.size, dtype=np.intp)
         for column in range(self.n_known - depth, self.n_known):  # mixed radix
             key = key * self.sizes[column] + self.codes[rows, column]
-        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])]), depth
+        return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
 
 
 def _balance(
@@ -325,16 +328,17 @@ def _balance_group(
     the last few attributes generated (``_Cells.strata``), whose strata
     the dealt order already balances exactly.
     """
-    counts = np.bincount(values, minlength=n_values)
-    share = (counts / values.size).astype(np.float32)
-    rarest_first = np.argsort(counts, kind="stable")
-    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
-    strata, depth = cells.strata(rows)
+    depth = cells.depth(values.size)
     # Attributes constant in a block (the strata's) or in the group (its
     # parents) add the same cost to every row that may swap: left out.
     columns = [c for c in range(cells.n_known - depth) if c not in cells.parents]
     if not columns:
         return values
+    strata = cells.strata(rows, depth)
+    counts = np.bincount(values, minlength=n_values)
+    share = (counts / values.size).astype(np.float32)
+    rarest_first = np.argsort(counts, kind="stable")
+    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
     chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
     width = np.float32(np.sqrt(12.0) * _BALANCE_NOISE * chunk_size)  # uniform noise's
     out = values.copy()
