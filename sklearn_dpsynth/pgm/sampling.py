@@ -37,15 +37,15 @@ from .junction_tree import JunctionTree
 __all__ = ["sample_iid", "sample_lowvar", "lowvar_counts"]
 
 _CHUNK_CELLS = 1 << 22
-# Rows per balancing step (a group's rows are permuted chunk by chunk) and the
-# scale of the noise added to the balancing costs, in units of the chunk.
+# Fewest rows per balancing step (a group's rows are permuted chunk by chunk),
+# the most chunks a group is cut into (a larger group gets larger chunks, so
+# the balancing takes a bounded number of steps per group) and the standard
+# deviation of the noise added to the balancing costs, in units of the chunk.
 _BALANCE_CHUNK = 512
-# Most chunks a group is cut into: a larger group gets larger chunks, so the
-# balancing costs a bounded number of steps per group.
 _BALANCE_STEPS = 64
+_BALANCE_NOISE = 0.125
 # Rounds of proposals in ``_assign_cheapest`` before the value-by-value greedy.
 _ASSIGN_ROUNDS = 4
-_BALANCE_NOISE = 0.125
 # Smallest mean stratum (rows) of the last generated attributes kept intact.
 _BALANCE_STRATUM = 64
 
@@ -316,15 +316,20 @@ def _balance_group(
 ) -> np.ndarray:
     """One group's values, permuted chunk by chunk (herding).
 
-    ``excess[b, f]`` is, over the rows of the chunks done so far that lie in
-    cell ``f``, the number that got value ``b`` minus the group's share of
-    ``b`` times their number (the excesses of a cell sum to zero over the
-    values).  A row's cost for value ``b`` is the sum of ``excess[b, f]``
-    over the row's cells.  Every chunk's values are given to its rows by
+    The group is cut into chunks of ``_BALANCE_CHUNK`` rows, or into
+    ``_BALANCE_STEPS`` chunks when it is larger.  ``excess[f, b]`` is, over
+    the rows of the chunks done so far that lie in cell ``f``, the number
+    that got value ``b`` minus the group's share of ``b`` times their number
+    (the excesses of a cell sum to zero over the values).  A row's cost for
+    value ``b`` is the sum of ``excess[f, b]`` over the row's cells (one
+    sparse product per chunk), leaving out the cells of the parents and of
+    the strata's attributes, which are the same for every row that may
+    exchange values; a group with no other earlier attribute is left as
+    dealt.  Every chunk's values are given to its rows by
     ``_assign_cheapest`` on these costs plus uniform noise (of standard
     deviation an eighth of the chunk size), which softens the step so that
-    rows sharing a cell do not all swing one way and overshoot.  The first chunk keeps
-    its dealt values, and values are only exchanged between rows equal on
+    rows sharing a cell do not all swing one way and overshoot.  The first
+    chunk keeps its dealt values, and values are only exchanged between rows equal on
     the last few attributes generated (``_Cells.strata``), whose strata
     the dealt order already balances exactly.
     """
