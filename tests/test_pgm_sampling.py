@@ -5,7 +5,8 @@ import pytest
 
 from sklearn_dpsynth._marginals import contingency_counts
 from sklearn_dpsynth.pgm import Factor, GraphicalModel, ModelDomain
-from sklearn_dpsynth.pgm.sampling import _assign_cheapest, _balance, _Cells, lowvar_counts
+from sklearn_dpsynth.pgm.sampling import (_assign_cheapest, _balance, _Cells, _one_hot,
+                                          lowvar_counts)
 
 DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6})
 NAMES = list(DOMAIN)
@@ -284,6 +285,7 @@ def test_balance_keeps_every_groups_values():
     cells = _Cells(n, 3)
     cells.append(rng.integers(3, size=n), 3)
     cells.append(rng.integers(4, size=n), 4)
+    cells.append(rng.integers(8, size=n), 8)  # too many strata: all but it balanced
     rows = rng.permutation(n)
     group = np.sort(rng.integers(2, size=n))
     values = rng.integers(3, size=n)
@@ -292,3 +294,29 @@ def test_balance_keeps_every_groups_values():
         assert np.array_equal(np.bincount(balanced[group == g], minlength=3),
                               np.bincount(values[group == g], minlength=3))
     assert not np.array_equal(balanced, values)
+
+
+def test_one_hot_product_sums_the_table_over_each_rows_cells():
+    rng = np.random.default_rng(0)
+    cells = np.stack([rng.integers(3, size=50), 3 + rng.integers(4, size=50)], axis=1)
+    table = rng.normal(size=(7, 2)).astype(np.float32)
+    expected = table[cells[:, 0]] + table[cells[:, 1]]
+    np.testing.assert_allclose(_one_hot(cells.astype(np.int32), 7) @ table, expected,
+                               rtol=1e-6)
+
+
+def test_balance_leaves_groups_alone_when_every_earlier_attribute_is_a_parent():
+    # parents are constant within a group: nothing to balance the new values against
+    rng = np.random.default_rng(0)
+    n = 3000
+    cells = _Cells(n, 2)
+    cells.append(rng.integers(40, size=n), 40)  # too many values for strata
+    rows = rng.permutation(n)
+    group = np.sort(rng.integers(2, size=n))
+    values = rng.integers(3, size=n)
+    cells.parents = (0,)
+    assert np.array_equal(_balance(values, rows, group, cells, 3, np.random.default_rng(1)),
+                          values)
+    cells.parents = ()  # the same column as an unrelated attribute: balanced
+    assert not np.array_equal(_balance(values, rows, group, cells, 3,
+                                       np.random.default_rng(1)), values)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
+import scipy.sparse as sp
 
 from .inference import CalibratedBeliefs
 from .junction_tree import JunctionTree
@@ -36,10 +37,15 @@ from .junction_tree import JunctionTree
 __all__ = ["sample_iid", "sample_lowvar", "lowvar_counts"]
 
 _CHUNK_CELLS = 1 << 22
-# Rows per balancing step (a group's rows are permuted chunk by chunk) and the
-# scale of the noise added to the balancing costs, in units of the chunk.
+# Fewest rows per balancing step (a group's rows are permuted chunk by chunk),
+# the most chunks a group is cut into (a larger group gets larger chunks, so
+# the balancing takes a bounded number of steps per group) and the standard
+# deviation of the noise added to the balancing costs, in units of the chunk.
 _BALANCE_CHUNK = 512
+_BALANCE_STEPS = 64
 _BALANCE_NOISE = 0.125
+# Rounds of proposals in ``_assign_cheapest`` before the value-by-value greedy.
+_ASSIGN_ROUNDS = 4
 # Smallest mean stratum (rows) of the last generated attributes kept intact.
 _BALANCE_STRATUM = 64
 
@@ -229,6 +235,8 @@ class _Cells:
     number of values of the attributes generated before it, so that the
     cells of all attributes are numbered ``0 .. n_cells - 1`` without
     overlap and a row's ``n_known`` first columns name its cells.
+    ``parents`` lists the columns (generation positions) of the parents of
+    the attribute being generated: constant within each of its groups.
     """
 
     def __init__(self, n_rows: int, n_attributes: int) -> None:
@@ -236,6 +244,7 @@ class _Cells:
         self.sizes: list[int] = []
         self.n_known = 0
         self.n_cells = 0
+        self.parents: tuple[int, ...] = ()
 
     def append(self, values: np.ndarray, size: int) -> None:
         self.codes[:, self.n_known] = values + self.n_cells
@@ -243,19 +252,23 @@ class _Cells:
         self.n_cells += size
         self.sizes.append(size)
 
-    def of(self, rows: np.ndarray) -> np.ndarray:
-        """The cells of ``rows`` as an array of shape (len(rows), n_known)."""
-        return self.codes[rows, : self.n_known].astype(np.intp)
+    def of(self, rows: np.ndarray, columns: list[int]) -> np.ndarray:
+        """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
+        return np.take(self.codes, rows, axis=0)[:, columns]
 
-    def strata(self, rows: np.ndarray) -> np.ndarray:
-        """Run numbers of ``rows`` (in the context order) over the values of
-        the last generated attributes: as many as leave a mean stratum of at
-        least ``_BALANCE_STRATUM`` rows (none for a small group)."""
+    def depth(self, n_rows: int) -> int:
+        """How many of the last generated attributes leave a mean stratum of
+        at least ``_BALANCE_STRATUM`` of ``n_rows`` rows (0 for a small group)."""
         depth, cells = 0, 1
         while depth < self.n_known and (
-                cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= rows.size):
+                cells * self.sizes[-1 - depth] * _BALANCE_STRATUM <= n_rows):
             cells *= self.sizes[-1 - depth]
             depth += 1
+        return depth
+
+    def strata(self, rows: np.ndarray, depth: int) -> np.ndarray:
+        """Run numbers of ``rows`` (in the context order) over the values of
+        the last ``depth`` generated attributes."""
         if depth == 0:
             return np.zeros(rows.size, dtype=np.intp)
         key = np.zeros(rows.size, dtype=np.intp)
@@ -303,42 +316,61 @@ def _balance_group(
 ) -> np.ndarray:
     """One group's values, permuted chunk by chunk (herding).
 
-    ``excess[b, f]`` is, over the rows of the chunks done so far that lie in
-    cell ``f``, the number that got value ``b`` minus the group's share of
-    ``b`` times their number (the excesses of a cell sum to zero over the
-    values).  A row's cost for value ``b`` is the sum of ``excess[b, f]``
-    over the row's cells.  Every chunk's values are given to its rows by
-    ``_assign_cheapest`` on these costs plus Gaussian noise (an
-    eighth of the chunk size), which softens the step so that rows sharing
-    a cell do not all swing one way and overshoot.  The first chunk keeps
-    its dealt values, and values are only exchanged between rows equal on
+    The group is cut into chunks of ``_BALANCE_CHUNK`` rows, or into
+    ``_BALANCE_STEPS`` chunks when it is larger.  ``excess[f, b]`` is, over
+    the rows of the chunks done so far that lie in cell ``f``, the number
+    that got value ``b`` minus the group's share of ``b`` times their number
+    (the excesses of a cell sum to zero over the values).  A row's cost for
+    value ``b`` is the sum of ``excess[f, b]`` over the row's cells (one
+    sparse product per chunk), leaving out the cells of the parents and of
+    the strata's attributes, which are the same for every row that may
+    exchange values; a group with no other earlier attribute is left as
+    dealt.  Every chunk's values are given to its rows by
+    ``_assign_cheapest`` on these costs plus uniform noise (of standard
+    deviation an eighth of the chunk size), which softens the step so that
+    rows sharing a cell do not all swing one way and overshoot.  The first
+    chunk keeps its dealt values, and values are only exchanged between rows equal on
     the last few attributes generated (``_Cells.strata``), whose strata
     the dealt order already balances exactly.
     """
+    depth = cells.depth(values.size)
+    # Attributes constant in a block (the strata's) or in the group (its
+    # parents) add the same cost to every row that may swap: left out.
+    columns = [c for c in range(cells.n_known - depth) if c not in cells.parents]
+    if not columns:
+        return values
+    strata = cells.strata(rows, depth)
     counts = np.bincount(values, minlength=n_values)
-    share = counts / values.size
+    share = (counts / values.size).astype(np.float32)
     rarest_first = np.argsort(counts, kind="stable")
-    excess = np.zeros((n_values, cells.n_cells))
-    strata = cells.strata(rows)
-    span = _BALANCE_CHUNK * 64  # rows whose cells are gathered at once
+    excess = np.zeros((cells.n_cells, n_values), dtype=np.float32)
+    chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
+    width = np.float32(np.sqrt(12.0) * _BALANCE_NOISE * chunk_size)  # uniform noise's
     out = values.copy()
-    for start in range(0, values.size, _BALANCE_CHUNK):
-        stop = min(values.size, start + _BALANCE_CHUNK)
-        if start % span == 0:
-            span_cells = cells.of(rows[start:start + span])
-        chunk = span_cells[start % span: start % span + stop - start]
+    for start in range(0, values.size, chunk_size):
+        stop = min(values.size, start + chunk_size)
+        chunk = cells.of(rows[start:stop], columns)
         if start > 0:
-            cost = np.empty((n_values, stop - start))
-            for b in range(n_values - 1):
-                np.take(excess[b], chunk).sum(axis=1, out=cost[b])
-            cost[-1] = -cost[:-1].sum(axis=0)
-            cost += _BALANCE_NOISE * _BALANCE_CHUNK * rng.standard_normal(cost.shape)
+            cost = np.ascontiguousarray((_one_hot(chunk, cells.n_cells) @ excess).T)
+            noise = rng.random(cost.shape, dtype=np.float32)
+            noise -= np.float32(0.5)
+            noise *= width
+            cost += noise
             out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
                                                strata[start:stop] - strata[start])
-        flat = chunk + (out[start:stop] * cells.n_cells)[:, None]
+        flat = chunk * n_values + out[start:stop, None]
         tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
-        excess += tally - share[:, None] * tally.sum(axis=0)
+        excess += tally - tally.sum(axis=1, keepdims=True) * share
     return out
+
+
+def _one_hot(cells: np.ndarray, n_cells: int) -> sp.csr_matrix:
+    """The rows' cells (shape (n_rows, n_columns)) as a sparse 0/1 matrix of
+    shape (n_rows, n_cells): its product with a (n_cells, k) table sums the
+    table's rows over each row's cells."""
+    n_rows, n_columns = cells.shape
+    return sp.csr_matrix((np.ones(cells.size, dtype=np.float32), cells.ravel(),
+                          np.arange(0, cells.size + 1, n_columns)), shape=(n_rows, n_cells))
 
 
 def _assign_cheapest(
@@ -347,22 +379,59 @@ def _assign_cheapest(
     """A permutation of ``values`` within each block that keeps costs low (greedy).
 
     ``block`` (non-decreasing, from 0) numbers the runs of rows whose values
-    may be exchanged; every block keeps its own counts.  Values are placed in
-    ``order``: value ``b`` goes, in every block, to the free rows where it is
-    cheapest relative to the cheapest value still to place.  ``cost`` has
-    shape (n_values, n_rows).
+    may be exchanged; every block keeps its own counts.  ``cost`` has shape
+    (n_values, n_rows).  In rounds, every unplaced row asks for its cheapest
+    value among those its block still has copies of; a value asked for by
+    more rows than its block has copies goes to those that lose most by
+    taking their next cheapest instead, the others ask again (a round either
+    places every row or uses up some block's value).  After
+    ``_ASSIGN_ROUNDS`` rounds, the rows left are placed value by value in
+    ``order`` (``_assign_by_value``).  For two values this is the optimum.
     """
     n_values = cost.shape[0]
     quota = np.bincount(block * n_values + values,
                         minlength=(block[-1] + 1) * n_values).reshape(-1, n_values)
-    # cheapest[i]: every row's lowest cost over the values order[i:]
-    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
     out = np.empty_like(values)
     free = np.arange(values.size)
+    for _ in range(_ASSIGN_ROUNDS):
+        if free.size == 0:
+            return out
+        free_block = block[free]
+        open_cost = cost[:, free] if free.size < values.size else cost
+        closed = (quota.T == 0)[:, free_block]  # (n_values, n_free)
+        open_cost = np.where(closed, np.float32(np.inf), open_cost)
+        choice = open_cost.argmin(axis=0)
+        columns = np.arange(free.size)
+        best = open_cost[choice, columns]
+        open_cost[choice, columns] = np.inf
+        loss = best - open_cost.min(axis=0)  # <= 0; -inf: only one value left
+        wanted = free_block * n_values + choice
+        ranked = np.argsort(_block_key(loss, wanted))
+        ranked_want = wanted[ranked]
+        first = np.searchsorted(ranked_want, ranked_want)
+        taken = np.arange(ranked.size) - first < quota.ravel()[ranked_want]
+        out[free[ranked[taken]]] = choice[ranked[taken]]
+        quota -= np.bincount(ranked_want[taken], minlength=quota.size).reshape(quota.shape)
+        free = free[ranked[~taken]]
+    if free.size:
+        out[free] = _assign_by_value(cost[:, free], quota, order, block[free])
+    return out
+
+
+def _assign_by_value(
+    cost: np.ndarray, quota: np.ndarray, order: np.ndarray, block: np.ndarray
+) -> np.ndarray:
+    """Values for rows with ``quota[block, value]`` copies per block, placed in
+    ``order``: value ``b`` goes, in every block, to the free rows where it is
+    cheapest relative to the cheapest value still to place."""
+    # cheapest[i]: every row's lowest cost over the values order[i:]
+    cheapest = np.minimum.accumulate(cost[order[::-1]], axis=0)[::-1]
+    out = np.empty(cost.shape[1], dtype=np.int64)
+    free = np.arange(cost.shape[1])
     for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
         b = order[i]
-        gain = cost[b, free] - cheapest[i + 1, free]
-        ranked = np.lexsort((gain, block[free]))
+        gain = (cost[b, free] - cheapest[i + 1, free]).astype(np.float64)
+        ranked = np.argsort(_block_key(gain, block[free]))
         ranked_block = block[free[ranked]]
         first = np.searchsorted(ranked_block, ranked_block)
         taken = np.arange(ranked.size) - first < quota[ranked_block, b]
@@ -370,6 +439,16 @@ def _assign_cheapest(
         free = free[ranked[~taken]]
     out[free] = order[-1]
     return out
+
+
+def _block_key(gain: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """One float key ordering rows by (block, gain): ``gain`` shifted into
+    ``[0, span)`` plus ``block * span`` (one sort instead of a lexsort)."""
+    finite = gain[np.isfinite(gain)]
+    low = finite.min() if finite.size else 0.0
+    span = (finite.max() - low if finite.size else 0.0) + 2.0
+    gain = np.maximum(gain, low - 1.0)
+    return (gain - low) + block * span
 
 
 class _Context:
@@ -462,13 +541,16 @@ def sample_lowvar(
     data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
     context = _Context(n)
     cells = _Cells(n, len(column))
+    position: dict[str, int] = {}  # generation order of every generated attribute
     for _, known, new in _walk(tree):
         parents = known
         for attr in new:
             table = _conditional_table(beliefs, parents, (attr,))
             index = _parent_index(data, [column[a] for a in parents],
                                   tuple(tree.domain[a] for a in parents))
+            cells.parents = tuple(position[a] for a in parents)
             data[:, column[attr]] = _lowvar_column(table, index, rng, context, cells)
+            position[attr] = cells.n_known
             context.append(data[:, column[attr]], tree.domain[attr])
             cells.append(data[:, column[attr]], tree.domain[attr])
             parents = parents + (attr,)
