@@ -98,11 +98,22 @@ Three ways to get a column's domain, in order of preference:
         integer end cell cut one part per integer of a column whose noisy
         number of values is at least ``_LATTICE_ROWS`` (50) noise units of
         the selection it is ``_RANGE_PRIOR`` (50) (odds about ``exp(-50 f)``
-        for ``f`` of the range beyond the last value): a lattice such as
+        for ``f`` of the range beyond the last value), ``f`` measured over
+        the span the end cells *enclose* (:func:`_enclosed_span`: from the
+        low end cell's inner edge to the high one's, at least
+        ``_LATTICE_STEP_PULL`` (2) noise units per integer; in a column whose
+        ends lie in one cell, the histograms' bounds): a lattice such as
         wind directions in tens or days of the month, whose per-integer
         counts are below the histogram's bar, ends at its last value (or,
         when the value beyond the penalty is thin, one lattice step inside:
         the last values are clipped into the range, never widened past it).
+        Over the cells' outer edges the pull was too weak where the end cell
+        reaches far past the data: days of the month (cells [1, 1.5) and
+        [30, 40)) ended past the 32nd in 6.5% of the selections at 10,000
+        rows (now 2%, at the price of clipping the 31st in 44% instead of
+        31%), and a constant year (one cell, [2000, 2500)) whose sub-cell
+        histogram kept a false part 30 years out ended at its value in 10%
+        (now 80%).
         The ``m`` sub-cell candidates of an end cell share the odds of one
         cell edge (``log m`` more penalty each).  The selected end is used
         when the column's noisy number of values is at least
