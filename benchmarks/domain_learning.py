@@ -94,7 +94,8 @@ def learned_summary(frame: pd.DataFrame, domain) -> dict:
     for spec in domain:
         series = frame[spec.name]
         if spec.kind == "numeric":
-            values = series.to_numpy(dtype=float)
+            # text in a column learned as numeric (texas' 'INVALID') counts as outside
+            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
             low, high = spec.edges[0], spec.edges[-1]
             bounds[spec.name] = (low, high)
             inside[spec.name] = float(np.mean((values >= low) & (values <= high)))

@@ -98,11 +98,22 @@ Three ways to get a column's domain, in order of preference:
         integer end cell cut one part per integer of a column whose noisy
         number of values is at least ``_LATTICE_ROWS`` (50) noise units of
         the selection it is ``_RANGE_PRIOR`` (50) (odds about ``exp(-50 f)``
-        for ``f`` of the range beyond the last value): a lattice such as
+        for ``f`` of the range beyond the last value), ``f`` measured over
+        the span the end cells *enclose* (:func:`_enclosed_span`: from the
+        low end cell's inner edge to the high one's, at least
+        ``_LATTICE_STEP_PULL`` (2) noise units per integer; in a column whose
+        ends lie in one cell, the histograms' bounds): a lattice such as
         wind directions in tens or days of the month, whose per-integer
         counts are below the histogram's bar, ends at its last value (or,
         when the value beyond the penalty is thin, one lattice step inside:
         the last values are clipped into the range, never widened past it).
+        Over the cells' outer edges the pull was too weak where the end cell
+        reaches far past the data: days of the month (cells [1, 1.5) and
+        [30, 40)) ended past the 32nd in 6.5% of the selections at 10,000
+        rows (now 2%, at the price of clipping the 31st in 44% instead of
+        31%), and a constant year (one cell, [2000, 2500)) whose sub-cell
+        histogram kept a false part 30 years out ended at its value in 10%
+        (now 80%).
         The ``m`` sub-cell candidates of an end cell share the odds of one
         cell edge (``log m`` more penalty each).  The selected end is used
         when the column's noisy number of values is at least
@@ -301,6 +312,12 @@ _OUTSIDE_EVIDENCE = 2.0
 #: selection: the pull then clips a part holding less than about
 #: ``1 / _LATTICE_ROWS`` of the rows.
 _LATTICE_ROWS = 50.0
+#: The pull of a lattice end cell is ``_RANGE_PRIOR`` per span enclosed by the
+#: end cells (:func:`_enclosed_span`), at most this many noise units per
+#: integer where the end cells lie apart (a day of the month, whose 31st holds
+#: about 1.7 noise units in a 10,000-row table, is clipped about as often as
+#: a bound past it is avoided).
+_LATTICE_STEP_PULL = 2.0
 
 #: Equal parts of a grid cell in the sub-cell histogram (a month, roughly,
 #: for a calendar year).
@@ -998,10 +1015,12 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
     width = max(grid.right[high_limit] - grid.left[low_limit],
                 _SPAN_FLOOR * (found.high - found.low), 1.0)
+    # an integer lattice end pulls per integer of what its end cells enclose
+    lattice_prior = _RANGE_PRIOR * max(width / _enclosed_span(grid, found, low, high), 1.0)
     chosen = _select_ends(counts, low_candidates, high_candidates, sub, width, selection,
                           target=f"range of {name!r}: bounds",
                           cell_edges=(grid.right[found.low_cell], grid.left[found.high_cell]),
-                          priors=tuple(_RANGE_PRIOR if end and step == 1.0 else _ACROSS_PRIOR
+                          priors=tuple(lattice_prior if end and step == 1.0 else _ACROSS_PRIOR
                                        for end in lattice),
                           aims=tuple(_DAY_AIM * _selection_unit(selection)
                                      if end and step == _DAY else 0.0 for end in lattice))
@@ -1017,6 +1036,23 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     if not reaches[1]:
         high = min(high, sub.right[high_candidates[chosen[1]]])
     return low, high
+
+
+def _enclosed_span(grid: _Grid, found: _Range, low: float, high: float) -> float:
+    """The span over which a lattice end cell's pull ``_RANGE_PRIOR`` is spread.
+
+    From the inner edge of the low end cell to that of the high one (the
+    range the selected bounds keep whatever they clip: days of the month
+    [1.5, 30), not the cells' outer edges [1, 40)), at least
+    ``_RANGE_PRIOR / _LATTICE_STEP_PULL`` integers; when both ends lie in one
+    cell, the histograms' bounds ``low`` and ``high`` (a constant year in
+    the cell [2000, 2500) spans one integer, not 500), at least 1.  Reads the
+    public grid and noisy outputs only, so the selection's sensitivity stays
+    1."""
+    if found.low_cell == found.high_cell:
+        return max(high - low, 1.0)
+    return max(grid.left[found.high_cell] - grid.right[found.low_cell],
+               _RANGE_PRIOR / _LATTICE_STEP_PULL)
 
 
 def _coarse_parts(sub: _Grid, parts: np.ndarray, step: float) -> bool:
