@@ -18,6 +18,7 @@ from .factor import Factor
 from .inference import (
     CalibratedBeliefs,
     ReductionPlan,
+    ShiftGuesses,
     belief_propagation,
     calibrate,
     potentials_from_marginals,
@@ -39,6 +40,7 @@ __all__ = [
     "reduction_plan",
     "ReductionPlan",
     "CalibratedBeliefs",
+    "ShiftGuesses",
     "potentials_from_marginals",
     "Measurement",
     "Objective",

@@ -542,7 +542,7 @@ def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray],
         From :func:`reduction_plan` on ``tree``.
     dtype : {numpy.float64, numpy.float32}, default=None
         As in :func:`belief_propagation`.
-    guesses : sklearn_dpsynth.pgm.inference.ShiftGuesses, optional
+    guesses : sklearn_dpsynth.pgm.ShiftGuesses, optional
         Shifts remembered from the previous call on similar tables (and
         updated): the exponentials then skip the reads of each table's
         maximum; the results agree up to float rounding.

@@ -36,7 +36,7 @@ taken back out (:class:`_SteppedTables`).  Besides its tables, an
 iteration holds two model-sized sets of beliefs (``x``'s and the trial's).
 Consecutive trials' tables differ by one step, so each inference takes its
 exponentials' shifts from the previous one
-(:class:`~sklearn_dpsynth.pgm.inference.ShiftGuesses`: no read of each
+(:class:`~sklearn_dpsynth.pgm.ShiftGuesses`: no read of each
 table's maximum), and a trial's beliefs come out of inference already
 multiplied by the coefficient with which they enter ``x``'s running
 average (no pass to scale them).  Both change results only by float

@@ -259,7 +259,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     is fitted to one half (from the independent model of that half's
     1-way measurements) while the other half's loss (in expectation the
     model's squared error on the true marginals plus a constant) is
-    followed (:func:`sklearn_dpsynth.pgm.estimation.holdout_stop_factor`).
+    followed (``sklearn_dpsynth.pgm.estimation.holdout_stop_factor``).
     When both folds' held-out losses turned up, the final estimation
     restarts from the independent model and stops at ``tau``, the lower
     of the folds' ``loss / n_entries`` at their lowest held-out loss.
