@@ -364,3 +364,24 @@ def test_assign_by_value_fills_every_blocks_quota(n_values):
             rows = np.flatnonzero(block == b)
             cheapest = rows[np.argsort(gain[rows], kind="stable")[:quota[b, first]]]
             assert set(np.flatnonzero(assigned == first)) & set(rows) == set(cheapest)
+
+
+def test_assign_breaks_ties_by_row_position():
+    # equal keys at a quota boundary go to the earlier rows: the same seed gives
+    # the same rows on every CPU (numpy's default argsort orders ties by how it
+    # is vectorized: AVX-512, AVX2 and the fallback differ)
+    rng = np.random.default_rng(0)
+    n = 4000
+    cost = rng.integers(0, 4, size=(3, n)).astype(np.float64)  # many exact ties
+    quota = np.array([[1000, 1500, 1500]])
+    assigned = _assign_by_value(cost, quota, np.array([0, 1, 2]), np.zeros(n, dtype=np.intp))
+    gain = cost[0] - np.minimum(cost[1], cost[2])
+    expected = np.sort(np.argsort(gain, kind="stable")[:1000])
+    np.testing.assert_array_equal(np.flatnonzero(assigned == 0), expected)
+    # every row asks for value 0 first; it goes to those that lose most by
+    # taking value 1 instead, equal losses to the earlier rows
+    two = np.stack([np.zeros(n), rng.integers(1, 4, size=n)]).astype(np.float32)
+    values = np.repeat([0, 1], [1000, n - 1000])
+    assigned = _assign_cheapest(two, values, np.array([0, 1]), np.zeros(n, dtype=np.intp))
+    expected = np.sort(np.argsort(-two[1], kind="stable")[:1000])
+    np.testing.assert_array_equal(np.flatnonzero(assigned == 0), expected)
