@@ -496,3 +496,44 @@ def test_last_round_leaves_its_estimation_to_the_final_one(net):
         assert synth.model_.tree.index_containing([attribute[c] for c in clique]) is not None
     plain = _aim(net, early_stopping=None).fit(net.frame, epsilon=2.0)
     assert plain.history_[-1]["estimation_iterations"] >= 1
+
+
+
+def _check_holdout_trees(net, monkeypatch, rounds, epsilon) -> bool:
+    """Fit with ``early_stopping="holdout"``; assert the folds and the final model live
+    on the last round's tree; return whether the folds ran on to convergence (None)."""
+    from sklearn_dpsynth.marginal.aim import _estimator
+
+    seen = []
+
+    def spy(tree, *args, **kwargs):
+        seen.append(tree)
+        return holdout_factor(tree, *args, **kwargs)
+
+    monkeypatch.setattr(_estimator, "holdout_factor", spy)
+    params = {} if rounds is None else {"rounds": rounds}
+    synth = _aim(net, early_stopping="holdout", **params).fit(net.frame, epsilon=epsilon,
+                                                              delta=1e-7)
+    assert len(seen) == 1 and synth.history_[-1]["estimation_iterations"] == 0
+    attribute = dict(zip(synth.domain_.columns, synth.attributes_))
+    for tree in (seen[0], synth.model_.tree):
+        for clique in set(synth.cliques_):
+            assert tree.index_containing([attribute[c] for c in clique]) is not None
+    assert seen[0].size_mb == synth.history_[-1]["model_size_mb"]
+    return synth.estimation_info_["holdout"]["factor"] is None
+
+
+@pytest.mark.parametrize("rounds, epsilon", [(40, 1.5), (None, 1.0), (None, 20.0)])
+def test_holdout_folds_and_final_model_use_the_last_rounds_tree(net, monkeypatch, rounds,
+                                                                 epsilon):
+    """``early_stopping="holdout"`` with the last round's re-estimation left out: the folds
+    are fitted on the last round's tree (not on the tree of the round before, which may
+    lack the last measured marginal) and so is the final model, whether the folds chose
+    a factor or continue to convergence."""
+    _check_holdout_trees(net, monkeypatch, rounds, epsilon)
+
+
+def test_holdout_tree_settings_reach_both_verdicts(net, monkeypatch):
+    """The settings above reach both of ``finish``'s branches (a factor, and None)."""
+    assert {_check_holdout_trees(net, monkeypatch, rounds, epsilon)
+            for rounds, epsilon in [(40, 1.5), (None, 1.0)]} == {True, False}

@@ -356,24 +356,28 @@ def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell
     budget = _domain_learning._Budget(_RecordingShare(), np.random.default_rng(0), 1e-4, 1e-9)
     edges = (grid.right[found.low_cell], grid.left[found.high_cell]) if across else None
 
-    def scores(table_counts, prior):
+    def scores(table_counts, prior, aims):
         budget.share.scores.clear()
         _domain_learning._select_ends(table_counts, low_candidates, high_candidates, sub,
                                       400.0 * (step or 1.0), budget, target="t",
                                       cell_edges=edges,
-                                      priors=(prior, 10.0))
+                                      priors=(prior, 10.0), aims=aims)
         return budget.share.scores[0]
 
     # the lattice pull of a constant column (:func:`_enclosed_span`: one integer
-    # of the span 400) as well as the default one
+    # of the span 400) as well as the default one; without aims and with the
+    # aimed score ``-|clipped - aim|`` of a datetime lattice (aims near the
+    # clipped counts, where the absolute value bends)
     for prior in (50.0, 50.0 * 400.0):
-        reference = scores(counts, prior)
-        for cell in range(sub.left.size):
-            for change in (-1, 1):
-                if counts[cell] + change >= 0:
-                    neighbour = counts.copy()
-                    neighbour[cell] += change
-                    assert np.max(np.abs(scores(neighbour, prior) - reference)) <= 1.0 + 1e-9
+        for aims in ((0.0, 0.0), (2.0, 2.0), (1.5, 3.0)):
+            reference = scores(counts, prior, aims)
+            for cell in range(sub.left.size):
+                for change in (-1, 1):
+                    if counts[cell] + change >= 0:
+                        neighbour = counts.copy()
+                        neighbour[cell] += change
+                        moved = np.abs(scores(neighbour, prior, aims) - reference)
+                        assert np.max(moved) <= 1.0 + 1e-9
 
 
 def _lattice_table(n=10_000, seed=7):

@@ -5,8 +5,9 @@ import pytest
 
 from sklearn_dpsynth._marginals import contingency_counts
 from sklearn_dpsynth.pgm import Factor, GraphicalModel, ModelDomain
-from sklearn_dpsynth.pgm.sampling import (_assign_cheapest, _balance, _Cells, _one_hot,
-                                          lowvar_counts)
+from sklearn_dpsynth.pgm import sampling
+from sklearn_dpsynth.pgm.sampling import (_assign_by_value, _assign_cheapest, _balance, _Cells,
+                                          _one_hot, lowvar_counts)
 
 DOMAIN = ModelDomain.from_mapping({"a": 3, "b": 4, "c": 2, "d": 5, "e": 3, "f": 6})
 NAMES = list(DOMAIN)
@@ -320,3 +321,67 @@ def test_balance_leaves_groups_alone_when_every_earlier_attribute_is_a_parent():
     cells.parents = ()  # the same column as an unrelated attribute: balanced
     assert not np.array_equal(_balance(values, rows, group, cells, 3,
                                        np.random.default_rng(1)), values)
+
+
+def test_assign_cheapest_keeps_every_blocks_values_when_its_rounds_run_out(monkeypatch):
+    # with many values the proposal rounds leave rows over: the value-by-value
+    # fallback places them, and every block still keeps its own values
+    fallback = []
+    monkeypatch.setattr(sampling, "_assign_by_value",
+                        lambda *args: fallback.append(args) or _assign_by_value(*args))
+    rng = np.random.default_rng(0)
+    n, n_values = 3000, 20
+    values = rng.integers(n_values, size=n)
+    cost = rng.normal(size=(n_values, n)).astype(np.float32)
+    order = np.argsort(np.bincount(values, minlength=n_values), kind="stable")
+    block = np.repeat(np.arange(4), n // 4)
+    assigned = _assign_cheapest(cost, values, order, block)
+    assert fallback  # the fallback was reached
+    for b in range(4):
+        np.testing.assert_array_equal(np.bincount(assigned[block == b], minlength=n_values),
+                                      np.bincount(values[block == b], minlength=n_values))
+    assert cost[assigned, np.arange(n)].sum() < cost[values, np.arange(n)].sum()
+
+
+@pytest.mark.parametrize("n_values", [2, 4])
+def test_assign_by_value_fills_every_blocks_quota(n_values):
+    # quota[block, value] copies per block, exactly; for two values the rows
+    # that get the first value in ``order`` are those where it is cheapest
+    rng = np.random.default_rng(n_values)
+    block = np.repeat([0, 1, 2], [30, 1, 45])
+    quota = np.stack([rng.multinomial(k, np.full(n_values, 1 / n_values))
+                      for k in np.bincount(block)])
+    cost = rng.normal(size=(n_values, block.size))
+    order = rng.permutation(n_values)
+    assigned = _assign_by_value(cost, quota, order, block)
+    for b in range(3):
+        np.testing.assert_array_equal(np.bincount(assigned[block == b], minlength=n_values),
+                                      quota[b])
+    if n_values == 2:
+        first, second = order
+        gain = cost[first] - cost[second]
+        for b in range(3):
+            rows = np.flatnonzero(block == b)
+            cheapest = rows[np.argsort(gain[rows], kind="stable")[:quota[b, first]]]
+            assert set(np.flatnonzero(assigned == first)) & set(rows) == set(cheapest)
+
+
+def test_assign_breaks_ties_by_row_position():
+    # equal keys at a quota boundary go to the earlier rows: the same seed gives
+    # the same rows on every CPU (numpy's default argsort orders ties by how it
+    # is vectorized: AVX-512, AVX2 and the fallback differ)
+    rng = np.random.default_rng(0)
+    n = 4000
+    cost = rng.integers(0, 4, size=(3, n)).astype(np.float64)  # many exact ties
+    quota = np.array([[1000, 1500, 1500]])
+    assigned = _assign_by_value(cost, quota, np.array([0, 1, 2]), np.zeros(n, dtype=np.intp))
+    gain = cost[0] - np.minimum(cost[1], cost[2])
+    expected = np.sort(np.argsort(gain, kind="stable")[:1000])
+    np.testing.assert_array_equal(np.flatnonzero(assigned == 0), expected)
+    # every row asks for value 0 first; it goes to those that lose most by
+    # taking value 1 instead, equal losses to the earlier rows
+    two = np.stack([np.zeros(n), rng.integers(1, 4, size=n)]).astype(np.float32)
+    values = np.repeat([0, 1], [1000, n - 1000])
+    assigned = _assign_cheapest(two, values, np.array([0, 1]), np.zeros(n, dtype=np.intp))
+    expected = np.sort(np.argsort(-two[1], kind="stable")[:1000])
+    np.testing.assert_array_equal(np.flatnonzero(assigned == 0), expected)

@@ -406,7 +406,7 @@ def _assign_cheapest(
         open_cost[choice, columns] = np.inf
         loss = best - open_cost.min(axis=0)  # <= 0; -inf: only one value left
         wanted = free_block * n_values + choice
-        ranked = np.argsort(_block_key(loss, wanted))
+        ranked = np.argsort(_block_key(loss, wanted), kind="stable")
         ranked_want = wanted[ranked]
         first = np.searchsorted(ranked_want, ranked_want)
         taken = np.arange(ranked.size) - first < quota.ravel()[ranked_want]
@@ -431,7 +431,7 @@ def _assign_by_value(
     for i in np.flatnonzero(quota[:, order[:-1]].any(axis=0)):
         b = order[i]
         gain = (cost[b, free] - cheapest[i + 1, free]).astype(np.float64)
-        ranked = np.argsort(_block_key(gain, block[free]))
+        ranked = np.argsort(_block_key(gain, block[free]), kind="stable")
         ranked_block = block[free[ranked]]
         first = np.searchsorted(ranked_block, ranked_block)
         taken = np.arange(ranked.size) - first < quota[ranked_block, b]

@@ -592,7 +592,6 @@ class _Run:
         """Final estimation on the final tree (see ``early_stopping``)."""
         options = self.options
         tree = self.model.tree if self.final_tree is None else self.final_tree
-        one_way = independent_start(self.model)
         factor, holdout = options.early_stopping, None
         if self.halves is not None:
             factor, holdout = holdout_factor(tree, self.halves, self.zeros,
@@ -602,6 +601,7 @@ class _Run:
             model, info = refit(tree, self.bank, self._hand_over_model(), self.zeros,
                                 max_iters=max_iters, tol=options.tol, dtype=options.dtype)
         else:
+            one_way = independent_start(self.model)
             self.model = None  # its tables are not needed: free them before estimating
             model, info = refit_from_independent(tree, self.bank, one_way, self.zeros,
                                                  max_iters=max_iters, tol=options.tol,
