@@ -527,8 +527,12 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
         values are numbers (integers when 95% of those are whole on noisy
         counts, all of them on exact counts), ``"datetime"`` (with :func:`choose_unit`; in
         ``"UTC"`` when half of the dates carry an offset) when that share
-        are dates, ``"category"`` otherwise; a number or date
-        kind also needs its count above four noise standard deviations.
+        are dates, ``"category"`` otherwise; a number kind also needs its
+        count above four noise standard deviations of that count, a date kind
+        one of its date cells above four noise standard deviations (dates
+        fill one or two cells, and the sum of all 14 date cells carries
+        sqrt(14) times a cell's noise: a 1,500-row date column was read as
+        categories in about one fit in five under the sum's bar).
     mixed : bool
         Whether the column was left as categories though at least half of
         its values read as numbers or as dates (worth declaring).
@@ -542,8 +546,9 @@ def choose_kind(counts: np.ndarray, sigma: float) -> tuple[ColumnKind, bool]:
         # exact counts (``sigma=0``) round nothing: a single fraction makes numbers
         integer = decimals <= 0 if sigma == 0 else _within_share(decimals, integers, sigma, 1)
         return ColumnKind("integer" if integer else "numeric"), False
-    if dates > _SIGNAL * sigma * np.sqrt(n_dates) and _within_share(
-            numbers + text, dates, sigma, 3):
+    # dates fill one or two of the 14 date cells: the sum's noise (sqrt(14) sigma)
+    # would hide a table of a thousand dates, the largest cell's does not
+    if counts[3:].max() > _SIGNAL * sigma and _within_share(numbers + text, dates, sigma, 3):
         with_offset = counts[3 + _N_DATE_CELLS:].sum()
         return ColumnKind("datetime", choose_unit(dates_by_unit(counts), sigma * np.sqrt(2)),
                           "UTC" if with_offset >= 0.5 * dates else None), False

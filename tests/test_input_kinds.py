@@ -86,6 +86,22 @@ def test_rule_on_known_fractions():
     assert choose_kind(cells(integer=50), 20.0)[0].kind == "category"
 
 
+def test_a_thousand_dates_are_dates_under_the_kind_noise():
+    """A date column fills one of the 14 date cells: the rule reads that cell's
+    signal, not the sum of all 14 noisy cells (whose noise, sqrt(14) sigma, hid
+    1,461 daily dates at the noise a 6-column CSV of that size gets: about one
+    fit in five read them as categories, which then kept nothing)."""
+    sigma, rng = 81.7, np.random.default_rng(0)
+    exact = np.array([1461.0 if cell == "day" else 0.0 for cell in KIND_CELLS])
+    draws = exact + rng.normal(0.0, sigma, (2000, exact.size))
+    chosen = [choose_kind(counts, sigma)[0].kind for counts in draws]
+    assert chosen.count("datetime") >= 0.99 * len(chosen)
+    # pure text of the same noise is almost never read as dates
+    text = np.array([300.0 if cell == "text" else 0.0 for cell in KIND_CELLS])
+    draws = text + rng.normal(0.0, sigma, (5000, text.size))
+    assert sum(choose_kind(c, sigma)[0].kind == "datetime" for c in draws) <= 5
+
+
 def test_exact_counts_round_no_fraction():
     """On exact counts one fraction makes a column numeric (nothing read is rounded);
     on noisy counts up to 5% of fractions still read as integers."""
