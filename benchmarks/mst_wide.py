@@ -104,6 +104,8 @@ import sklearn_dpsynth.pgm.sampling as sampling_module
 from sklearn_dpsynth.datasets import make_bayesnet
 from sklearn_dpsynth.marginal.mst import MSTSynthesizer
 from sklearn_dpsynth.marginal.selection import maximum_spanning_tree
+from sklearn_dpsynth.metrics import workload_error
+from sklearn_dpsynth.metrics.marginals import marginal_tvd
 
 
 def load_wide(n_samples: int = 100_000, n_features: int = 100) -> tuple[pd.DataFrame, dict]:
@@ -133,7 +135,7 @@ def histogram(frame: pd.DataFrame, pair: tuple, domain: dict) -> np.ndarray:
 
 def mean_tvd(truth: dict, other, pairs: list[tuple]) -> float:
     """Mean over ``pairs`` of half the L1 distance between ``truth[p]`` and ``other(p)``."""
-    return float(np.mean([0.5 * np.abs(truth[p] - other(p)).sum() for p in pairs]))
+    return float(np.mean([marginal_tvd(truth[p], other(p)) for p in pairs]))
 
 
 def _oracle_kruskal(pairs, scores, components, rho_per_round, ledger, rng, labels):
@@ -183,10 +185,9 @@ def diagnostics(tree: str, generator: str,
 def subset_spread(train: pd.DataFrame, synthetic: pd.DataFrame, domain: dict,
                   n_pairs: int) -> float:
     """Standard deviation of the mean TVD over a random ``n_pairs`` subset of all pairs."""
-    pairs = random_pairs(list(train.columns), len(train.columns) ** 2)
-    per_pair = np.array([0.5 * np.abs(histogram(train, p, domain)
-                                      - histogram(synthetic, p, domain)).sum() for p in pairs])
-    finite = np.sqrt(max(0.0, 1.0 - n_pairs / len(pairs)))
+    codes = {c: domain[c] for c in train.columns}
+    per_pair = workload_error(train, synthetic, k=2, domain=codes, reduce="none").to_numpy()
+    finite = np.sqrt(max(0.0, 1.0 - n_pairs / len(per_pair)))
     return float(per_pair.std(ddof=1) / np.sqrt(n_pairs) * finite)
 
 
