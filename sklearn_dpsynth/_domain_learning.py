@@ -1118,9 +1118,8 @@ def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
                  sub: _Grid, width: float, budget: _Budget, target: str,
-                 cell_edges: tuple[float, float] | None = None,
-                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR),
-                 aims: tuple[float, float] = (0.0, 0.0)) -> tuple[int, int]:
+                 cell_edges: tuple[float, float], priors: tuple[float, float],
+                 aims: tuple[float, float]) -> tuple[int, int]:
     """The candidates (indices into ``low_part`` and ``high_part``) the bounds
     end at, chosen together by one exponential mechanism.
 
@@ -1135,8 +1134,7 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     innermost candidates' cells, at least half the learned range, from noisy
     counts only) of distance outward: ``priors``
     (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
-    inward of ``cell_edges`` (the end cells' inner edges; without them the
-    innermost candidates), and ``log m`` more for each of the ``m``
+    inward of ``cell_edges`` (the end cells' inner edges), and ``log m`` more for each of the ``m``
     candidates inside an end cell (:func:`_shared_weight`).  Among bounds
     that clip the same rows (every empty part beyond the data) the one
     nearest the data wins: a bound lies ``f * width`` beyond the last value
@@ -1158,15 +1156,15 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
     unit = noise / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
-    inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
+    inner_low, inner_high = cell_edges
     low_score = -(np.abs(below[low_part] - aims[0])
                   + unit * _outward(inner_low - low_edges, low_edges[-1] - inner_low, priors[0]))
     high_score = -(np.abs(below[-1] - below[high_part + 1] - aims[1])
                    + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
                                      priors[1]))
-    if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
-        low_score -= noise * _shared_weight(low_edges < inner_low)
-        high_score -= noise * _shared_weight(high_edges > inner_high)
+    # an end cell weighs as much as one cell edge inward
+    low_score -= noise * _shared_weight(low_edges < inner_low)
+    high_score -= noise * _shared_weight(high_edges > inner_high)
     pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
                                         indexing="ij")
     valid = low_edges[pairs_low] < high_edges[pairs_high]
