@@ -610,6 +610,11 @@ class _Range:
     # high bound to (:func:`_inward_limits`); the end cells themselves by default
     limits: tuple[int, int] | None = None
 
+    @property
+    def inward_limits(self) -> tuple[int, int]:
+        """``limits``, or the end cells themselves when none were learned."""
+        return self.limits or (self.low_cell, self.high_cell)
+
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
     """The first unit, scanning ``noisy`` from one end, where significant mass starts.
@@ -910,7 +915,7 @@ def _sub_grid(grid: _Grid, found: _Range,
     selection of the bounds reads (:func:`_end_candidates`).
     """
     cells = sorted({found.low_cell, found.high_cell})
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     between = np.concatenate([grid.left[found.low_cell + 1:low_limit + 1],
                               grid.right[high_limit:found.high_cell]])
     cuts = np.unique(np.concatenate([grid.sub_edges(c, step) for c in cells] + [between]))
@@ -931,7 +936,7 @@ def _end_candidates(grid: _Grid, found: _Range, sub: _Grid, low_part: np.ndarray
     end cell inward up to its limit (``found.limits``), and the sub-cell
     edges of an end cell that is a ``lattice`` (:func:`_is_lattice`; of
     another only its outer edge, where the histograms' bound lies)."""
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     low = np.flatnonzero((sub.left >= grid.right[found.low_cell])
                          & (sub.left <= grid.left[low_limit]))
     high = np.flatnonzero((sub.right <= grid.left[found.high_cell])
@@ -1012,7 +1017,7 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     # (the learned range less the quiet cells the selection may remove), at
     # least half the learned range (a long thin tail would otherwise shrink the
     # scale of its own penalty and be clipped whole)
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     width = max(grid.right[high_limit] - grid.left[low_limit],
                 _SPAN_FLOOR * (found.high - found.low), 1.0)
     # an integer lattice end pulls per integer of what its end cells enclose
