@@ -610,6 +610,11 @@ class _Range:
     # high bound to (:func:`_inward_limits`); the end cells themselves by default
     limits: tuple[int, int] | None = None
 
+    @property
+    def inward_limits(self) -> tuple[int, int]:
+        """``limits``, or the end cells themselves when none were learned."""
+        return self.limits or (self.low_cell, self.high_cell)
+
 
 def _significant(noisy: np.ndarray, sigma: float, from_top: bool) -> int | None:
     """The first unit, scanning ``noisy`` from one end, where significant mass starts.
@@ -910,7 +915,7 @@ def _sub_grid(grid: _Grid, found: _Range,
     selection of the bounds reads (:func:`_end_candidates`).
     """
     cells = sorted({found.low_cell, found.high_cell})
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     between = np.concatenate([grid.left[found.low_cell + 1:low_limit + 1],
                               grid.right[high_limit:found.high_cell]])
     cuts = np.unique(np.concatenate([grid.sub_edges(c, step) for c in cells] + [between]))
@@ -931,7 +936,7 @@ def _end_candidates(grid: _Grid, found: _Range, sub: _Grid, low_part: np.ndarray
     end cell inward up to its limit (``found.limits``), and the sub-cell
     edges of an end cell that is a ``lattice`` (:func:`_is_lattice`; of
     another only its outer edge, where the histograms' bound lies)."""
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     low = np.flatnonzero((sub.left >= grid.right[found.low_cell])
                          & (sub.left <= grid.left[low_limit]))
     high = np.flatnonzero((sub.right <= grid.left[found.high_cell])
@@ -1012,7 +1017,7 @@ def _with_selected_ends(name: Hashable, low: float, high: float, grid: _Grid, fo
     # (the learned range less the quiet cells the selection may remove), at
     # least half the learned range (a long thin tail would otherwise shrink the
     # scale of its own penalty and be clipped whole)
-    low_limit, high_limit = found.limits or (found.low_cell, found.high_cell)
+    low_limit, high_limit = found.inward_limits
     width = max(grid.right[high_limit] - grid.left[low_limit],
                 _SPAN_FLOOR * (found.high - found.low), 1.0)
     # an integer lattice end pulls per integer of what its end cells enclose
@@ -1118,9 +1123,8 @@ def _selection_budget(budget: _Budget, series: pd.Series) -> _Budget | None:
 
 def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray,
                  sub: _Grid, width: float, budget: _Budget, target: str,
-                 cell_edges: tuple[float, float] | None = None,
-                 priors: tuple[float, float] = (_RANGE_PRIOR, _RANGE_PRIOR),
-                 aims: tuple[float, float] = (0.0, 0.0)) -> tuple[int, int]:
+                 cell_edges: tuple[float, float], priors: tuple[float, float],
+                 aims: tuple[float, float]) -> tuple[int, int]:
     """The candidates (indices into ``low_part`` and ``high_part``) the bounds
     end at, chosen together by one exponential mechanism.
 
@@ -1135,8 +1139,7 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     innermost candidates' cells, at least half the learned range, from noisy
     counts only) of distance outward: ``priors``
     (one per end) within its end cell, ``_ACROSS_PRIOR`` across the cells
-    inward of ``cell_edges`` (the end cells' inner edges; without them the
-    innermost candidates), and ``log m`` more for each of the ``m``
+    inward of ``cell_edges`` (the end cells' inner edges), and ``log m`` more for each of the ``m``
     candidates inside an end cell (:func:`_shared_weight`).  Among bounds
     that clip the same rows (every empty part beyond the data) the one
     nearest the data wins: a bound lies ``f * width`` beyond the last value
@@ -1158,15 +1161,15 @@ def _select_ends(counts: np.ndarray, low_part: np.ndarray, high_part: np.ndarray
     below = np.concatenate([[0.0], np.cumsum(counts)])  # below[k]: rows in sub-cells < k
     unit = noise / width  # a noise unit per span
     low_edges, high_edges = sub.left[low_part], sub.right[high_part]
-    inner_low, inner_high = cell_edges or (low_edges[-1], high_edges[0])
+    inner_low, inner_high = cell_edges
     low_score = -(np.abs(below[low_part] - aims[0])
                   + unit * _outward(inner_low - low_edges, low_edges[-1] - inner_low, priors[0]))
     high_score = -(np.abs(below[-1] - below[high_part + 1] - aims[1])
                    + unit * _outward(high_edges - inner_high, inner_high - high_edges[0],
                                      priors[1]))
-    if cell_edges is not None:  # an end cell weighs as much as one cell edge inward
-        low_score -= noise * _shared_weight(low_edges < inner_low)
-        high_score -= noise * _shared_weight(high_edges > inner_high)
+    # an end cell weighs as much as one cell edge inward
+    low_score -= noise * _shared_weight(low_edges < inner_low)
+    high_score -= noise * _shared_weight(high_edges > inner_high)
     pairs_low, pairs_high = np.meshgrid(np.arange(low_part.size), np.arange(high_part.size),
                                         indexing="ij")
     valid = low_edges[pairs_low] < high_edges[pairs_high]

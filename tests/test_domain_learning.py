@@ -354,7 +354,7 @@ def test_bound_selection_scores_move_by_at_most_one_between_neighbours(same_cell
     assert (low_candidates.size > low_part.size) == across
     counts = np.random.default_rng(0).integers(0, 4, sub.left.size).astype(float)
     budget = _domain_learning._Budget(_RecordingShare(), np.random.default_rng(0), 1e-4, 1e-9)
-    edges = (grid.right[found.low_cell], grid.left[found.high_cell]) if across else None
+    edges = (grid.right[found.low_cell], grid.left[found.high_cell])
 
     def scores(table_counts, prior, aims):
         budget.share.scores.clear()
