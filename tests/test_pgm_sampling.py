@@ -283,7 +283,7 @@ def test_balance_keeps_every_groups_values():
     # the balancing step only exchanges values between rows of one group
     rng = np.random.default_rng(0)
     n = 3000
-    cells = _Cells(n, 3)
+    cells = _Cells()
     cells.append(rng.integers(3, size=n), 3)
     cells.append(rng.integers(4, size=n), 4)
     cells.append(rng.integers(8, size=n), 8)  # too many strata: all but it balanced
@@ -310,7 +310,7 @@ def test_balance_leaves_groups_alone_when_every_earlier_attribute_is_a_parent():
     # parents are constant within a group: nothing to balance the new values against
     rng = np.random.default_rng(0)
     n = 3000
-    cells = _Cells(n, 2)
+    cells = _Cells()
     cells.append(rng.integers(40, size=n), 40)  # too many values for strata
     rows = rng.permutation(n)
     group = np.sort(rng.integers(2, size=n))

@@ -14,7 +14,8 @@ import numpy as np
 from ..backends import EncodedTable
 from ..privacy import PrivacyLedger, gaussian_sigma
 
-__all__ = ["weighted_sigmas", "measure_marginals", "measure_marginal_halves", "describe"]
+__all__ = ["weighted_sigmas", "measure_marginals", "measure_marginal_halves",
+           "release_halves", "describe"]
 
 
 def weighted_sigmas(rho: float, weights: Sequence[float]) -> np.ndarray:
@@ -90,7 +91,9 @@ def measure_marginals(
     list of ndarray
         Flattened (C-order) noisy counts of every marginal (integers).
     """
-    return [y for (y,) in _measure_parts(table, cliques, sigmas, ledger, rng, halves=False)]
+    return [ledger.gaussian(counts, sigma=float(sigma), rng=rng, target=target,
+                            n_cells=counts.size)
+            for counts, sigma, target in _counted(table, cliques, sigmas)]
 
 
 def measure_marginal_halves(
@@ -124,27 +127,46 @@ def measure_marginal_halves(
     list of (ndarray, ndarray)
         The two halves' flattened noisy counts (integers) of every marginal.
     """
-    return _measure_parts(table, cliques, sigmas, ledger, rng, halves=True)
+    return [release_halves(ledger, counts, sigma, rng, target)
+            for counts, sigma, target in _counted(table, cliques, sigmas)]
 
 
-def _measure_parts(table: EncodedTable, cliques: Sequence[Sequence[int]],
-                   sigmas: Sequence[float], ledger: PrivacyLedger, rng: np.random.Generator,
-                   halves: bool) -> list[tuple[np.ndarray, ...]]:
-    """Every marginal counted once and released once at ``sigma``, or twice at ``sqrt(2) sigma``.
+def release_halves(ledger: PrivacyLedger, counts: np.ndarray, sigma: float,
+                   rng: np.random.Generator, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """One marginal's ``counts`` released as two halves of the budget of one release at ``sigma``.
 
-    The releases follow each other marginal by marginal, each recorded by
-    ``ledger.gaussian``; a half's ledger target says which half it is.
+    Two ``ledger.gaussian`` releases with independent noise of scale
+    ``sqrt(2) sigma`` (``1 / (4 sigma^2)``-zCDP each, together the cost of
+    one release at ``sigma``), recorded as ``"<target>, half k of 2"``.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+        Records and draws both releases.
+    counts : ndarray
+        The true counts (flattened).
+    sigma : float
+        Noise scale of the mean of the two halves.
+    rng : numpy.random.Generator
+        Source of the noise.
+    target : str
+        What is released (see :func:`describe`).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        The two halves' noisy counts, in release order.
     """
+    half_sigma = float(np.sqrt(2.0) * sigma)
+    first, second = (ledger.gaussian(counts, sigma=half_sigma, rng=rng,
+                                     target=f"{target}, half {k} of 2", n_cells=counts.size)
+                     for k in (1, 2))
+    return first, second
+
+
+def _counted(table: EncodedTable, cliques: Sequence[Sequence[int]], sigmas: Sequence[float]):
+    """``(counts, sigma, target)`` of every marginal, counted one at a time."""
     if len(cliques) != len(sigmas):
         raise ValueError("cliques and sigmas must have the same length.")
-    out = []
     for clique, sigma in zip(cliques, sigmas):
-        counts = table.counts(clique).ravel()
-        target = describe(table.columns, clique)
-        if halves:
-            sigma, targets = np.sqrt(2.0) * sigma, [f"{target}, half {k} of 2" for k in (1, 2)]
-        else:
-            targets = [target]
-        out.append(tuple(ledger.gaussian(counts, sigma=float(sigma), rng=rng, target=name,
-                                         n_cells=counts.size) for name in targets))
-    return out
+        yield table.counts(clique).ravel(), sigma, describe(table.columns, clique)

@@ -16,7 +16,7 @@ from .._progress import Progress
 from .._validation import DEPRECATED_NAME
 from ..backends import EncodedTable
 from ..pgm import Measurement, ModelDomain, estimate, estimate_total
-from ..pgm.estimation import expected_loss, holdout_stop_factor
+from ..pgm.estimation import expected_loss, holdout_stop_factor, holdout_summary
 from ..privacy import PrivacyLedger
 from .budget import budget_shares
 from .compression import DomainCompression
@@ -440,10 +440,7 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
                 self._model_domain(), halves.pairs, total=total,
                 fold_potentials=[self._start(counts) for counts in halves.independent],
                 max_iter=self._param("max_iter"), tol=self.tol, dtype=self.model_dtype)
-            holdout = {"factor": factor,
-                       "folds": [{k: f[k] for k in ("factor", "best_iteration", "iterations",
-                                                    "best_at_end")}
-                                 for f in folds]}
+            holdout = holdout_summary(factor, folds)
         self.model_, self.estimation_info_ = estimate(
             self._model_domain(), measurements, potentials=start, max_iter=self._param("max_iter"),
             tol=self.tol, callback=_stopping_rule(measurements, factor),

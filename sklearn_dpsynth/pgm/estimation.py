@@ -25,6 +25,7 @@ from .model import GraphicalModel, tables_from_potentials
 
 __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
            "initial_tables", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
+           "holdout_summary",
            "expected_loss", "Measurement", "estimate_total"]  # the last two re-exported
 
 #: The default of ``max_iters``, the deprecated old name of ``max_iter``.
@@ -302,6 +303,16 @@ def holdout_stop_factor(
     if any(f["best_at_end"] for f in folds):
         return None, folds
     return float(min(f["factor"] for f in folds)), folds
+
+
+def holdout_summary(factor: float | None, folds: Sequence[dict]) -> dict:
+    """What a synthesizer keeps of :func:`holdout_stop_factor`'s answer.
+
+    ``factor`` and, per fold, ``factor``, ``best_iteration``, ``iterations``
+    and ``best_at_end`` (the loss histories are left out).
+    """
+    keys = ("factor", "best_iteration", "iterations", "best_at_end")
+    return {"factor": factor, "folds": [{k: fold[k] for k in keys} for fold in folds]}
 
 
 def estimation_tree(domain: ModelDomain, measurements: Sequence[Measurement],

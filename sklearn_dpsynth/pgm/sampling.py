@@ -231,30 +231,39 @@ def _lowvar_column(
 class _Cells:
     """Every generated attribute's value of every row as one cell number.
 
-    Column ``j`` holds the ``j``-th generated attribute's value plus the
-    number of values of the attributes generated before it, so that the
-    cells of all attributes are numbered ``0 .. n_cells - 1`` without
-    overlap and a row's ``n_known`` first columns name its cells.
-    ``parents`` lists the columns (generation positions) of the parents of
-    the attribute being generated: constant within each of its groups.
+    The ``j``-th generated attribute's cells are its values plus
+    ``offsets[j]``, the number of values of the attributes generated before
+    it, so that the cells of all attributes are numbered
+    ``0 .. n_cells - 1`` without overlap.  ``values`` holds the generated
+    columns themselves (views of the sample being built, not copies).
+    ``parents`` lists the generation positions of the parents of the
+    attribute being generated: constant within each of its groups.
     """
 
-    def __init__(self, n_rows: int, n_attributes: int) -> None:
-        self.codes = np.zeros((n_rows, n_attributes), dtype=np.int32)
+    def __init__(self) -> None:
+        self.values: list[np.ndarray] = []
+        self.offsets: list[int] = []
         self.sizes: list[int] = []
-        self.n_known = 0
         self.n_cells = 0
         self.parents: tuple[int, ...] = ()
 
+    @property
+    def n_known(self) -> int:
+        """Number of attributes generated so far."""
+        return len(self.values)
+
     def append(self, values: np.ndarray, size: int) -> None:
-        self.codes[:, self.n_known] = values + self.n_cells
-        self.n_known += 1
+        self.values.append(values)
+        self.offsets.append(self.n_cells)
         self.n_cells += size
         self.sizes.append(size)
 
     def of(self, rows: np.ndarray, columns: list[int]) -> np.ndarray:
         """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
-        return np.take(self.codes, rows, axis=0)[:, columns]
+        out = np.empty((rows.size, len(columns)), dtype=np.int64)
+        for k, column in enumerate(columns):
+            np.add(self.values[column][rows], self.offsets[column], out=out[:, k])
+        return out
 
     def depth(self, n_rows: int) -> int:
         """How many of the last generated attributes leave a mean stratum of
@@ -273,7 +282,7 @@ class _Cells:
             return np.zeros(rows.size, dtype=np.intp)
         key = np.zeros(rows.size, dtype=np.intp)
         for column in range(self.n_known - depth, self.n_known):  # mixed radix
-            key = key * self.sizes[column] + self.codes[rows, column]
+            key = key * self.sizes[column] + self.values[column][rows]
         return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
 
 
@@ -540,7 +549,7 @@ def sample_lowvar(
     column = {a: k for k, a in enumerate(tree.domain)}
     data = np.zeros((n, len(column)), dtype=np.int64, order="F")  # columns contiguous
     context = _Context(n)
-    cells = _Cells(n, len(column))
+    cells = _Cells()
     position: dict[str, int] = {}  # generation order of every generated attribute
     for _, known, new in _walk(tree):
         parents = known

@@ -22,7 +22,7 @@ from ._model import (MeasurementBank, ZeroMasks, grow_tree, holdout_factor, inde
                      parse_structural_zeros, refit, refit_from_independent)
 from ..candidates import CandidateScorer
 from ..compression import DomainCompression
-from ..measure import describe
+from ..measure import describe, release_halves
 from ..pgm_mixin import PGMMixin
 from ..workload import candidate_weights, default_aim_workload, parse_workload
 
@@ -485,12 +485,9 @@ class _Run:
                                          n_cells=true.size)
             self.bank.add(marginal, noisy, sigma)
         else:
-            half_sigma = math.sqrt(2.0) * sigma
-            parts = [self.ledger.gaussian(true, sigma=half_sigma, rng=self.rng,
-                                          target=f"{target}, half {k} of 2", n_cells=true.size)
-                     for k in (1, 2)]
+            parts = release_halves(self.ledger, true, sigma, self.rng, target)
             for bank, part in zip(self.halves, parts):
-                bank.add(marginal, part, half_sigma)
+                bank.add(marginal, part, math.sqrt(2.0) * sigma)
             self.bank.add(marginal, (parts[0] + parts[1]) / 2.0, sigma)
         self.measured.append(marginal)
 

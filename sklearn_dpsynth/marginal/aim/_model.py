@@ -27,7 +27,7 @@ import numpy as np
 
 from ...pgm import Factor, GraphicalModel, JunctionTree, Measurement, estimate
 from ...pgm.estimation import (DiscrepancyStop, estimate_from_tables, estimation_tree,
-                               holdout_stop_factor, initial_tables)
+                               holdout_stop_factor, holdout_summary, initial_tables)
 
 __all__ = ["MeasurementBank", "ZeroMasks", "grow_tree", "independent_start", "refit",
            "refit_from_independent", "holdout_factor"]
@@ -429,8 +429,7 @@ def holdout_factor(
     factor, folds = holdout_stop_factor(
         tree.domain, list(zip(first, second)), total=total, cliques=list(tree.cliques),
         max_iter=max_iters, tol=tol, dtype=dtype, fold_potentials=starts)
-    keys = ("factor", "best_iteration", "iterations", "best_at_end")
-    return factor, {"factor": factor, "folds": [{k: f[k] for k in keys} for f in folds]}
+    return factor, holdout_summary(factor, folds)
 
 
 def _half_independent_start(measurements: Sequence[Measurement]) -> dict:
