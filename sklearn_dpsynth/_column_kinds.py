@@ -166,10 +166,6 @@ def is_text(dtype: Any) -> bool:
     return str(getattr(dtype, "pyarrow_dtype", "")) in _ARROW_TEXT
 
 
-#: The name the engine sources use: a column of a text dtype (see :func:`is_text`).
-holds_text = is_text
-
-
 def _is_datetime(dtype: Any) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) and not isinstance(dtype, pd.PeriodDtype)
 
