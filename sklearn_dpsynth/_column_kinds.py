@@ -335,11 +335,21 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
         dates[has_offset] = in_ns_range(pd.to_datetime(
             strings[has_offset].astype(object), format="ISO8601", errors="coerce", utc=True))
         naive = is_date & ~has_offset
-        wall = in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
-                                           errors="coerce"))
-        dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
-                        .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
+        wall = pd.to_datetime(strings[naive].astype(object), format="ISO8601",
+                              errors="coerce")
+        # the range is the instant's, as in the engines: a wall clock near either
+        # end may leave it in UTC, so which do is found in microseconds (no overflow)
+        fits = in_ns_range(_wall_in_utc(wall.dt.as_unit("us"), tz)).notna()
+        dates[naive] = in_ns_range(_wall_in_utc(wall.where(fits), tz))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+def _wall_in_utc(wall: pd.Series, tz: str | None) -> pd.Series:
+    """Naive datetimes read as wall clocks of ``tz`` (UTC when None), in UTC;
+    a time the zone skips or repeats is NaT."""
+    if tz is None:
+        return wall.dt.tz_localize("UTC")
+    return wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
 
 
 #: Microseconds since the epoch of the first and last ``datetime64[ns]`` instants
@@ -404,7 +414,9 @@ def kind_counts(series: pd.Series, tz: str | None = None,
     counts[0] = np.count_nonzero(parsed.is_integer)
     counts[1] = np.count_nonzero(parsed.is_number & ~parsed.is_integer)
     counts[2] = np.count_nonzero(present & ~parsed.is_number & ~dates)
-    wall = parsed.dates[dates]
+    # in microseconds (the engines' resolution): a wall clock in tz past either
+    # end of datetime64[ns] does not overflow
+    wall = parsed.dates[dates].dt.as_unit("us")
     wall = wall.dt.tz_convert(tz) if tz is not None else wall
     cells = _unit_cells(wall) + _N_DATE_CELLS * parsed.has_offset[dates]
     counts[3:] = np.bincount(cells, minlength=2 * _N_DATE_CELLS)
