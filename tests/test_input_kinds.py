@@ -455,3 +455,15 @@ def test_a_date_whose_wall_clock_in_the_zone_leaves_the_range_counts_as_in_duckd
         {"when": "Europe/Paris"})["when"]
     np.testing.assert_array_equal(memory, engine)
     assert memory[3:].sum() == 2
+
+
+def test_an_instant_whose_zone_wall_clock_passes_2262_encodes_without_its_value():
+    """A tz-aware column is encoded from its UTC instants: an instant inside
+    ``datetime64[ns]`` whose wall clock in the column's zone is past its end
+    (one row of D') fits like D, never pandas' overflow quoting the value."""
+    days = list(pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d %H:%M"))
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    for rows in (days, days + ["2262-04-11 23:00Z"]):
+        frame = pd.DataFrame({"when": rows}, dtype=object)
+        model = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=1.0)
+        assert str(model.sample(20)["when"].dtype) == "datetime64[ns, Europe/Paris]"
