@@ -370,7 +370,12 @@ def in_ns_range(stamps: pd.Series) -> pd.Series:
 
 def _unit_cells(stamps: pd.Series) -> np.ndarray:
     """Cell index (into the date cells of :data:`KIND_CELLS`) of every wall-clock
-    datetime: the coarsest unit it starts."""
+    datetime: the coarsest unit it starts.  Read in microseconds, so that a wall
+    clock past either end of ``datetime64[ns]`` (an instant inside it, in a zone
+    ahead of or behind UTC) does not overflow and quote the value; a time with
+    nanoseconds past its microsecond stays finer than a second."""
+    finer = stamps.array.asi8 % 1000 != 0 if stamps.dt.unit == "ns" else False
+    stamps = stamps.dt.as_unit("us")
     stamps = stamps.dt.tz_localize(None) if stamps.dt.tz is not None else stamps
     starts = [
         (stamps.dt.month == 1) & (stamps.dt.day == 1) & (stamps == stamps.dt.normalize()),
@@ -383,6 +388,7 @@ def _unit_cells(stamps: pd.Series) -> np.ndarray:
     cells = np.full(len(stamps), len(_UNITS))
     for index in reversed(range(len(_UNITS))):
         cells[starts[index].to_numpy(dtype=bool)] = index
+    cells[finer] = len(_UNITS)
     return cells
 
 
@@ -414,9 +420,7 @@ def kind_counts(series: pd.Series, tz: str | None = None,
     counts[0] = np.count_nonzero(parsed.is_integer)
     counts[1] = np.count_nonzero(parsed.is_number & ~parsed.is_integer)
     counts[2] = np.count_nonzero(present & ~parsed.is_number & ~dates)
-    # in microseconds (the engines' resolution): a wall clock in tz past either
-    # end of datetime64[ns] does not overflow
-    wall = parsed.dates[dates].dt.as_unit("us")
+    wall = parsed.dates[dates]
     wall = wall.dt.tz_convert(tz) if tz is not None else wall
     cells = _unit_cells(wall) + _N_DATE_CELLS * parsed.has_offset[dates]
     counts[3:] = np.bincount(cells, minlength=2 * _N_DATE_CELLS)

@@ -467,3 +467,17 @@ def test_an_instant_whose_zone_wall_clock_passes_2262_encodes_without_its_value(
         frame = pd.DataFrame({"when": rows}, dtype=object)
         model = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=1.0)
         assert str(model.sample(20)["when"].dtype) == "datetime64[ns, Europe/Paris]"
+
+
+def test_a_typed_instant_whose_zone_wall_clock_passes_2262_counts_by_its_unit():
+    """The unit histogram of a tz-aware ``datetime64[ns]`` column is read on its
+    zone's wall clock without overflowing at 2262 (no exception quoting the
+    value); nanoseconds past the microsecond still count as finer than a second."""
+    from sklearn_dpsynth._column_kinds import datetime_counts
+
+    stamps = pd.Series(pd.to_datetime(["2020-01-01 00:00", "2262-04-11 23:00",
+                                       "2020-01-01 00:00:00.000000500"], utc=True,
+                                     format="ISO8601"))
+    stamps = stamps.dt.as_unit("ns").dt.tz_convert("Europe/Paris")
+    counts = datetime_counts(stamps, "Europe/Paris")
+    assert counts[3 + 3] == 2 and counts[3 + 6] == 1  # Paris: 01:00 twice (hours), then finer
