@@ -166,10 +166,6 @@ def is_text(dtype: Any) -> bool:
     return str(getattr(dtype, "pyarrow_dtype", "")) in _ARROW_TEXT
 
 
-#: The name the engine sources use: a column of a text dtype (see :func:`is_text`).
-holds_text = is_text
-
-
 def _is_datetime(dtype: Any) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) and not isinstance(dtype, pd.PeriodDtype)
 
@@ -339,11 +335,21 @@ def _parse(series: pd.Series, tz: str | None = None) -> _Parsed:
         dates[has_offset] = in_ns_range(pd.to_datetime(
             strings[has_offset].astype(object), format="ISO8601", errors="coerce", utc=True))
         naive = is_date & ~has_offset
-        wall = in_ns_range(pd.to_datetime(strings[naive].astype(object), format="ISO8601",
-                                           errors="coerce"))
-        dates[naive] = (wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
-                        .dt.tz_convert("UTC") if tz is not None else wall.dt.tz_localize("UTC"))
+        wall = pd.to_datetime(strings[naive].astype(object), format="ISO8601",
+                              errors="coerce")
+        # the range is the instant's, as in the engines: a wall clock near either
+        # end may leave it in UTC, so which do is found in microseconds (no overflow)
+        fits = in_ns_range(_wall_in_utc(wall.dt.as_unit("us"), tz)).notna()
+        dates[naive] = in_ns_range(_wall_in_utc(wall.where(fits), tz))
     return _Parsed(text, is_integer, is_number, numbers, dates, has_offset)
+
+
+def _wall_in_utc(wall: pd.Series, tz: str | None) -> pd.Series:
+    """Naive datetimes read as wall clocks of ``tz`` (UTC when None), in UTC;
+    a time the zone skips or repeats is NaT."""
+    if tz is None:
+        return wall.dt.tz_localize("UTC")
+    return wall.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
 
 
 #: Microseconds since the epoch of the first and last ``datetime64[ns]`` instants
@@ -364,7 +370,12 @@ def in_ns_range(stamps: pd.Series) -> pd.Series:
 
 def _unit_cells(stamps: pd.Series) -> np.ndarray:
     """Cell index (into the date cells of :data:`KIND_CELLS`) of every wall-clock
-    datetime: the coarsest unit it starts."""
+    datetime: the coarsest unit it starts.  Read in microseconds, so that a wall
+    clock past either end of ``datetime64[ns]`` (an instant inside it, in a zone
+    ahead of or behind UTC) does not overflow and quote the value; a time with
+    nanoseconds past its microsecond stays finer than a second."""
+    finer = stamps.array.asi8 % 1000 != 0 if stamps.dt.unit == "ns" else False
+    stamps = stamps.dt.as_unit("us")
     stamps = stamps.dt.tz_localize(None) if stamps.dt.tz is not None else stamps
     starts = [
         (stamps.dt.month == 1) & (stamps.dt.day == 1) & (stamps == stamps.dt.normalize()),
@@ -377,6 +388,7 @@ def _unit_cells(stamps: pd.Series) -> np.ndarray:
     cells = np.full(len(stamps), len(_UNITS))
     for index in reversed(range(len(_UNITS))):
         cells[starts[index].to_numpy(dtype=bool)] = index
+    cells[finer] = len(_UNITS)
     return cells
 
 

@@ -444,3 +444,22 @@ def test_a_date_past_the_nanosecond_range_is_not_a_date_on_duckdb(tmp_path):
     summaries = [list(f.privacy_ledger_.summary()["target"]) for f in fits]
     assert summaries[0] == summaries[1]
     assert fits[0].domain_.sizes == fits[1].domain_.sizes
+
+
+def test_a_zoned_timestamp_near_2262_counts_by_its_unit_as_in_memory():
+    """A ``TIMESTAMPTZ`` value is a date whatever zone its units are read in: its
+    UTC wall clock is read as UTC (not in the zone, where 23:00 in New York would
+    leave the nanosecond range), so its unit cell is the one memory gives."""
+    import duckdb
+
+    from sklearn_dpsynth._column_kinds import datetime_counts
+    from sklearn_dpsynth.backends import open_source
+
+    stamps = pd.Series(pd.to_datetime(["2020-01-01 00:00", "2262-04-11 23:00"], utc=True,
+                                      format="ISO8601")).dt.tz_convert("America/New_York")
+    frame = pd.DataFrame({"when": stamps})
+    relation = duckdb.connect().sql(
+        "SELECT CAST(x AS TIMESTAMPTZ) AS \"when\" FROM (VALUES "
+        "('2020-01-01 00:00:00+00'), ('2262-04-11 23:00:00+00')) t(x)")
+    engine = open_source(relation).kind_counts_many({"when": "America/New_York"})["when"]
+    np.testing.assert_array_equal(engine, datetime_counts(frame["when"], "America/New_York"))

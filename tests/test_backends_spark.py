@@ -422,3 +422,20 @@ def test_a_wall_clock_column_declared_in_a_zone_is_refused_as_in_memory(spark):
     fitted = MST(random_state=0, domain={"when": {**declared["when"], "unit": "hour"}}).fit(
         instants, epsilon=5.0)
     assert fitted.domain_["when"].tz == "Europe/Paris"
+
+
+def test_iso_dates_with_an_offset_to_the_minute_count_and_read_as_in_memory(spark):
+    """A date written to the minute with an offset (``2020-06-01 10:00+01:00``,
+    ``...00:00Z``), which Spark's cast reads only with seconds, lands in the same
+    kind cell as in memory and reads as the same instant."""
+    from sklearn_dpsynth._column_kinds import ColumnKind, kind_counts
+
+    values = ["2020-06-01 00:00Z", "2020-06-01 10:00+01:00", "2020-06-01 10:30+0100",
+              "2020-06-01T10:00:00Z", "2020-06-01 10:00", "2020-06-01Z", "12", None]
+    source = open_spark(spark.createDataFrame([(v,) for v in values], "a string"))
+    engine = source.kind_counts_many({"a": None})["a"]
+    np.testing.assert_array_equal(engine, kind_counts(pd.Series(values, dtype=object)))
+    read = [row[0] for row in source.frame.select(
+        source._read_text("a", ColumnKind("datetime"), False)).collect()]
+    expected = pd.to_datetime(pd.Series(values[:4]), format="ISO8601", utc=True)
+    assert read[:4] == [s.timestamp() for s in expected]

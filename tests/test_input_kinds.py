@@ -437,3 +437,63 @@ def test_a_declared_date_outside_the_datetime_range_is_an_error_without_its_valu
         read_kinds(frame, {"when": {"kind": "datetime", "unit": "day"}}, budget=None, rng=None,
                    preprocessing="non-private")
     assert "9999" not in str(caught.value)
+
+
+@pytest.mark.parametrize("value, tz", [("2262-04-11 23:00", "America/New_York"),
+                                       ("1677-09-21 00:30", "Asia/Tokyo")])
+def test_a_wall_clock_near_the_ends_of_the_range_in_a_zone_never_raises_its_value(value, tz):
+    """A text date whose wall clock in the declared zone is an instant outside
+    ``datetime64[ns]`` is not a date, as in DuckDB: one such row gives the
+    declared-kind error naming the column, never pandas' overflow quoting it,
+    and the table without it fits."""
+    days = pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d %H:%M")
+    frame = pd.DataFrame({"when": list(days)}, dtype=object)
+    declared = {"when": {"kind": "datetime", "tz": tz, "unit": "day"}}
+    IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=1.0)
+    neighbour = pd.concat([frame, pd.DataFrame({"when": [value]}, dtype=object)],
+                          ignore_index=True)
+    with pytest.raises(ValueError, match="column 'when' is declared 'datetime'") as error:
+        IndependentSynthesizer(random_state=0, domain=declared).fit(neighbour, epsilon=1.0)
+    assert value[:4] not in str(error.value)
+
+
+@pytest.mark.parametrize("value", ["2262-04-12", "2262-04-11 23:00Z"])
+def test_a_date_whose_wall_clock_in_the_zone_leaves_the_range_counts_as_in_duckdb(value):
+    """An instant inside ``datetime64[ns]`` whose wall clock in the zone is past its
+    end is counted (by that wall clock's unit, as DuckDB does), never an overflow
+    quoting it."""
+    duckdb = pytest.importorskip("duckdb")
+    from sklearn_dpsynth.backends import open_source
+
+    frame = pd.DataFrame({"when": ["2020-01-01", value, "x"]}, dtype=object)
+    memory = kind_counts(frame["when"], "Europe/Paris")
+    engine = open_source(duckdb.connect().from_df(frame)).kind_counts_many(
+        {"when": "Europe/Paris"})["when"]
+    np.testing.assert_array_equal(memory, engine)
+    assert memory[3:].sum() == 2
+
+
+def test_an_instant_whose_zone_wall_clock_passes_2262_encodes_without_its_value():
+    """A tz-aware column is encoded from its UTC instants: an instant inside
+    ``datetime64[ns]`` whose wall clock in the column's zone is past its end
+    (one row of D') fits like D, never pandas' overflow quoting the value."""
+    days = list(pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d %H:%M"))
+    declared = {"when": {"kind": "datetime", "tz": "Europe/Paris"}}
+    for rows in (days, days + ["2262-04-11 23:00Z"]):
+        frame = pd.DataFrame({"when": rows}, dtype=object)
+        model = IndependentSynthesizer(random_state=0, domain=declared).fit(frame, epsilon=1.0)
+        assert str(model.sample(20)["when"].dtype) == "datetime64[ns, Europe/Paris]"
+
+
+def test_a_typed_instant_whose_zone_wall_clock_passes_2262_counts_by_its_unit():
+    """The unit histogram of a tz-aware ``datetime64[ns]`` column is read on its
+    zone's wall clock without overflowing at 2262 (no exception quoting the
+    value); nanoseconds past the microsecond still count as finer than a second."""
+    from sklearn_dpsynth._column_kinds import datetime_counts
+
+    stamps = pd.Series(pd.to_datetime(["2020-01-01 00:00", "2262-04-11 23:00",
+                                       "2020-01-01 00:00:00.000000500"], utc=True,
+                                     format="ISO8601"))
+    stamps = stamps.dt.as_unit("ns").dt.tz_convert("Europe/Paris")
+    counts = datetime_counts(stamps, "Europe/Paris")
+    assert counts[3 + 3] == 2 and counts[3 + 6] == 1  # Paris: 01:00 twice (hours), then finer

@@ -246,7 +246,7 @@ class DuckDBSource(TableSource):
         return (f"CASE WHEN {text} IS NULL THEN NULL "
                 f"WHEN regexp_full_match({text}, {_string(INTEGER_PATTERN)}) THEN 0 "
                 f"WHEN regexp_full_match({text}, {_string(NUMBER_PATTERN)}) THEN 1 "
-                f"WHEN {self._instant_ns(text, tz)} IS NOT NULL THEN {dates} ELSE 2 END")
+                f"WHEN {self._instant_ns(text, read_in)} IS NOT NULL THEN {dates} ELSE 2 END")
 
     def kind_counts_many(self, zones: dict) -> dict:
         """Exact kind histograms (``sklearn_dpsynth._column_kinds.kind_counts``)

@@ -24,7 +24,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._column_kinds import (columns_to_measure, engine_dtypes, holds_text,
+from .._column_kinds import (columns_to_measure, engine_dtypes, is_text,
                              naive_datetime_columns, read_engine_kinds)
 from .._input import InputForm
 from ..domain import Domain
@@ -95,7 +95,7 @@ class TableSource(ABC):
         :meth:`read_by_kinds` (which refuses it by default) instead of being
         ignored."""
         schema = self.schema_frame()
-        return [name for name in self.columns if holds_text(schema[name].dtype)]
+        return [name for name in self.columns if is_text(schema[name].dtype)]
 
     def wall_clock_columns(self) -> list:
         """Datetime columns of no time zone (wall clocks, read as UTC): by

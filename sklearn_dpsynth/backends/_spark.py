@@ -67,6 +67,11 @@ def _functions():
     return functions
 
 
+#: An ISO date-time to the minute followed by its offset (groups: the two parts).
+_MINUTE_OFFSET = (r"^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2})"
+                  r"(Z|[+-][0-9]{2}:?[0-9]{2})$")
+
+
 def _micros_unit_cell(micros: Any) -> Any:
     """The date cell of ``KIND_CELLS`` (3 to 9) of microseconds since the epoch:
     the coarsest unit their UTC wall clock starts; null when null."""
@@ -216,7 +221,9 @@ class SparkSource(TableSource):
         memory (``sklearn_dpsynth._column_kinds``)."""
         F = _functions()
         is_date = text.rlike(f"^(?:{DATE_PATTERN})$")
-        instant = text.try_cast("timestamp")  # an offset read as written
+        # an offset read as written; Spark reads one only after the seconds, so a
+        # time written to the minute gets ":00" first
+        instant = F.regexp_replace(text, _MINUTE_OFFSET, "$1:00$2").try_cast("timestamp")
         wall = F.from_utc_timestamp(text.try_cast("timestamp_ntz").cast("timestamp"),
                                     F.current_timezone())  # a wall-clock time read as UTC
         micros = F.unix_micros(F.when(text.rlike(f"^(?:{OFFSET_PATTERN})$"), instant)

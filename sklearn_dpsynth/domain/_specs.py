@@ -271,6 +271,10 @@ class ColumnSpec:
         codes : ndarray of int64
         """
         if self.kind != "categorical":
+            if isinstance(series.dtype, pd.DatetimeTZDtype):
+                # its instants as naive UTC (read as UTC): not one Timestamp per row,
+                # whose wall clock in the zone may overflow and quote the value
+                series = series.dt.tz_convert("UTC").dt.tz_localize(None)
             return self.encode(series.to_numpy())
         row_codes, distinct = pd.factorize(series, use_na_sentinel=True)
         if self._lookup is None:
