@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from benchmarks.mst_ordered import tree_ceiling, valid_rows
+from benchmarks.mst_ordered import (DiagnosticMST, Selection, _exact_score, non_adjacent,
+                                    tree_ceiling, valid_rows)
 from benchmarks.reference import make_ordered
 from sklearn_dpsynth.pgm import Measurement, ModelDomain, estimate
 
@@ -55,3 +56,77 @@ def test_tree_ceiling_matches_brute_force_and_the_engine(edges):
     valid = valid_rows(list(frame.columns)).to_numpy()
     probability = sum(model.marginal(tuple(frame.columns))[tuple(row)] for row in valid)
     assert probability / len(frame) == pytest.approx(ceiling, abs=2e-3)
+
+
+def _small_ordered(n_columns=8):
+    frame = make_ordered(n_samples=4000, n_columns=n_columns, seed=2)
+    return frame, {c: 2 for c in frame.columns}
+
+
+def _fit(selection, epsilon=1.0, seed=0, n_columns=8):
+    frame, domain = _small_ordered(n_columns)
+    synth = DiagnosticMST(domain=domain, random_state=seed, max_iter=1)
+    synth.selection = selection
+    return synth.fit(frame, epsilon=epsilon, delta=1e-9), frame
+
+
+def _ledger_rows(synth):
+    return [(e.target, e.mechanism, e.rho) for e in synth.privacy_ledger_.entries]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_diagnostic_selection_reproduces_mst_draw_for_draw(seed):
+    # power 1e-300 makes every round's share 1/r (t ** 1e-300 == 1) but takes the
+    # benchmark's own selection loop: it must draw MST's tree and ledger exactly
+    ours, _ = _fit(Selection(power=1e-300), seed=seed)
+    mst, _ = _fit(Selection(), seed=seed)
+    assert not Selection(power=1e-300).default and Selection().default
+    assert ours.tree_edges_ == mst.tree_edges_
+    rows, expected = _ledger_rows(ours), _ledger_rows(mst)
+    assert [row[:2] for row in rows] == [row[:2] for row in expected]
+    assert np.allclose([row[2] for row in rows], [row[2] for row in expected], rtol=1e-12)
+
+
+def test_round_power_spends_the_same_selection_budget_growing_by_round():
+    synth, _ = _fit(Selection(power=2.0))
+    default, _ = _fit(Selection())
+    rounds = [e.rho for e in synth.privacy_ledger_.entries if "spanning-tree" in e.target]
+    nominal = [e.rho for e in default.privacy_ledger_.entries if "spanning-tree" in e.target]
+    assert sum(rounds) == pytest.approx(sum(nominal), rel=1e-12)
+    weights = np.arange(1, len(rounds) + 1, dtype=float) ** 2
+    assert np.allclose(rounds, sum(nominal) * weights / weights.sum(), rtol=1e-12)
+    assert synth.privacy_ledger_.spent() == pytest.approx(default.privacy_ledger_.spent())
+
+
+def test_selection_scale_keeps_the_measurements_budget():
+    synth, _ = _fit(Selection(scale=50.0))
+    default, _ = _fit(Selection())
+    assert synth.privacy_ledger_.spent() == pytest.approx(default.privacy_ledger_.spent())
+    measured = [e.rho for e in synth.privacy_ledger_.entries if "spanning" not in e.target]
+    nominal = [e.rho for e in default.privacy_ledger_.entries if "spanning" not in e.target]
+    assert np.allclose(measured, nominal, rtol=1e-12)
+
+
+def test_exact_margins_and_a_large_selection_budget_find_the_chain():
+    # with exact margins the pair scores are 4 n_j (1 - p_i) for i < j, whose maximum
+    # spanning tree is the chain; a large enough selection budget then draws it
+    for seed in range(3):
+        synth, frame = _fit(Selection(exact_margins=True, scale=1e6), seed=seed)
+        assert non_adjacent(frame, synth.tree_edges_) == []
+        assert tree_ceiling(frame, synth.tree_edges_) == pytest.approx(1.0)
+
+
+def test_exact_score_is_the_nested_pairs_closed_form():
+    frame, _ = _small_ordered()
+    codes = frame.to_numpy()
+    n, ones = len(codes), codes.sum(axis=0)
+    for i, j in [(0, 1), (1, 3), (2, 7), (5, 6)]:
+        expected = 4 * ones[j] * (1 - ones[i] / n)   # b_j = 1 implies b_i = 1
+        assert _exact_score(codes, i, j) == pytest.approx(expected, rel=1e-12)
+
+
+def test_non_adjacent_lists_exactly_the_skipping_edges():
+    frame, _ = _small_ordered(5)
+    edges = [("b00", "b01"), ("b03", "b01"), ("b01", "b02"), ("b02", "b04")]
+    listed = non_adjacent(frame, edges)
+    assert [text.split()[0] for text in listed] == ["b01-b03", "b02-b04"]
