@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from benchmarks.mst_ordered import (DiagnosticMST, Selection, _exact_score, non_adjacent,
-                                    tree_ceiling, valid_rows)
+from benchmarks.mst_ordered import (DiagnosticMST, Selection, _exact_score, minority_scores,
+                                    non_adjacent, tree_ceiling, valid_rows)
 from benchmarks.reference import make_ordered
 from sklearn_dpsynth.pgm import Measurement, ModelDomain, estimate
 
@@ -130,3 +130,36 @@ def test_non_adjacent_lists_exactly_the_skipping_edges():
     edges = [("b00", "b01"), ("b03", "b01"), ("b01", "b02"), ("b02", "b04")]
     listed = non_adjacent(frame, edges)
     assert [text.split()[0] for text in listed] == ["b01-b03", "b02-b04"]
+
+
+def test_minority_scores_have_sensitivity_one_on_neighbouring_tables():
+    # every pair score moves by at most 1 when one row is added or removed
+    frame, domain = _small_ordered(6)
+    codes = frame.to_numpy()
+    rng = np.random.default_rng(0)
+    margins = [np.bincount(codes[:, j], minlength=2) + rng.normal(0, 20, 2) for j in range(6)]
+    total = float(margins[0].sum())
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+
+    class Counts:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def counts(self, pair):
+            out = np.zeros((2, 2))
+            np.add.at(out, (self.rows[:, pair[0]], self.rows[:, pair[1]]), 1.0)
+            return out
+
+    def outer(pair):
+        return np.outer(margins[pair[0]], margins[pair[1]]) / total
+
+    base = minority_scores(Counts(codes), pairs, outer)
+    for row in itertools.product([0, 1], repeat=6):
+        added = minority_scores(Counts(np.vstack([codes, row])), pairs, outer)
+        assert np.abs(added - base).max() <= 1.0 + 1e-9
+    for k in rng.choice(len(codes), 20, replace=False):
+        removed = minority_scores(Counts(np.delete(codes, k, axis=0)), pairs, outer)
+        assert np.abs(removed - base).max() <= 1.0 + 1e-9
+    # the weights are at most 1: never above the plain L1 score
+    plain = np.array([np.abs(Counts(codes).counts(p) - outer(p)).sum() for p in pairs])
+    assert np.all(base <= plain + 1e-9)
