@@ -15,7 +15,7 @@ from ..._docstrings import fill_doc
 from ..._progress import Progress
 from ..._validation import DEPRECATED_NAME
 from ...backends import EncodedTable
-from ...pgm import GraphicalModel, JunctionTree, ModelDomain
+from ...pgm import GraphicalModel, JunctionTree, Measurement, ModelDomain
 from ...privacy import PrivacyLedger, gaussian_sigma
 from ._budget import BudgetSchedule
 from ._model import (MeasurementBank, ZeroMasks, grow_tree, holdout_factor, independent_start,
@@ -311,7 +311,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "round_atol": [Interval(Real, 0, None, closed="left")],
         "early_stopping": [Interval(Real, 0, None, closed="neither"),
-                           StrOptions({"holdout"}), None],
+                           StrOptions({"holdout", "auto"}), None],
         "structural_zeros": [dict, None],
         "initial_cliques": [list, tuple, None],
         "verbose": ["verbose"],
@@ -536,6 +536,8 @@ class _Run:
         self.measure(chosen, sigma)
         tree = grow_tree(self.model.tree, self.scorer.clique(chosen))
         if schedule.final and self.options.early_stopping is not None:
+            # ("auto" too: should it run on, ``finish`` warm-starts from
+            # the model before this round, as a round's refit would)
             # the final estimation restarts from the 1-way marginals of the
             # model on ``tree``: re-estimating the whole model first (the
             # largest of the run) would only move those a little
@@ -590,6 +592,8 @@ class _Run:
         options = self.options
         tree = self.model.tree if self.final_tree is None else self.final_tree
         factor, holdout = options.early_stopping, None
+        if factor == "auto":
+            factor = auto_stop_factor(self.bank.measurements())
         if self.halves is not None:
             factor, holdout = holdout_factor(tree, self.halves, self.zeros,
                                              total=self.model.total, max_iters=max_iters,
@@ -605,7 +609,37 @@ class _Run:
                                                  early_stopping=factor, dtype=options.dtype)
         if holdout is not None:
             info["holdout"] = holdout
+        if options.early_stopping == "auto":
+            info["factor"] = factor
         return model, info
+
+
+#: The discrepancy factor of ``early_stopping="auto"`` when some noisy count is negative.
+AUTO_FACTOR = 0.7
+
+
+def auto_stop_factor(measurements: list[Measurement]) -> float | None:
+    """``early_stopping="auto"``: the final estimation's factor, from the noisy counts.
+
+    Running the least-squares fit on drives the cells whose noisy counts
+    are negative to probability zero, which is why the final estimation
+    stops early (:data:`AUTO_FACTOR`); when no measured noisy count is
+    negative there is no such cell, and the fit continues from the last
+    round's model to convergence (None).  A function of the noisy
+    releases only (post-processing).
+
+    Parameters
+    ----------
+    measurements : list of Measurement
+        The run's measurements (merged repeats).
+
+    Returns
+    -------
+    float or None
+    """
+    if any(float(np.min(m.noisy)) < 0.0 for m in measurements if np.size(m.noisy)):
+        return AUTO_FACTOR
+    return None
 
 
 #: The verbose bar: the percentage of the budget spent, then the last round.
