@@ -30,6 +30,11 @@ __all__ = ["MessagePlan", "message_plan", "ReductionPlan", "reduction_plan",
            "ShiftGuesses", "subset_marginals"]
 
 _CACHE_CELLS = 1 << 22
+#: The fixed cost of one variable elimination (Python and numpy calls), in
+#: cell operations: :meth:`CalibratedBeliefs.marginals` multiplies out a
+#: joint table for its uncovered queries only when that is expected to be
+#: cheaper than eliminating them one by one.
+_ELIMINATION_OVERHEAD = 3e5
 
 
 @dataclass(frozen=True)
@@ -885,7 +890,9 @@ class CalibratedBeliefs:
         :meth:`marginal` would use, all of that clique's in one shared pass
         (:func:`subset_marginals`); the others, when the joint table over
         the attributes of the subtree covering all of them has at most
-        ``2**22`` cells, from that joint table (the subtree's factorisation
+        ``2**22`` cells and multiplying it out is expected to cost less than
+        their eliminations (a cost model counting cells and a fixed cost per
+        elimination), from that joint table (the subtree's factorisation
         multiplied out once), and otherwise one by one by variable
         elimination, as :meth:`marginal` does.  Nothing is cached.
 
@@ -940,7 +947,10 @@ class CalibratedBeliefs:
         wanted = set().union(*(keys[k] for k in uncovered))
         nodes = self._covering_subtree(wanted)
         attrs = self.tree.sort(set().union(*(self.tree.cliques[i] for i in nodes)))
-        if math.prod(float(self.tree.domain[a]) for a in attrs) > _CACHE_CELLS:
+        joint_cells = math.prod(float(self.tree.domain[a]) for a in attrs)
+        clique_cells = np.mean([self.beliefs[i].size for i in nodes])
+        one_by_one = len(uncovered) * (2.0 * clique_cells + _ELIMINATION_OVERHEAD)
+        if joint_cells > _CACHE_CELLS or joint_cells * (len(nodes) + 4) > one_by_one:
             for k in uncovered:
                 found[k] = self._eliminated_marginal(keys[k])
             return
