@@ -888,7 +888,7 @@ class CalibratedBeliefs:
         rounding, at a fraction of the cost when there are many: the
         queries covered by a maximal clique are read off the clique that
         :meth:`marginal` would use, all of that clique's in one shared pass
-        (:func:`subset_marginals`); the others, when the joint table over
+        (``pgm.inference.subset_marginals``); the others, when the joint table over
         the attributes of the subtree covering all of them has at most
         ``2**22`` cells and multiplying it out is expected to cost less than
         their eliminations (a cost model counting cells and a fixed cost per
