@@ -145,7 +145,7 @@ def covered_pairs(cliques: list) -> int:
 
 
 def run_one(table: str, epsilon: float, seed: int, workload: str,
-            early_stopping: str = "default") -> dict:
+            early_stopping: str = "default", rounds: int | None = None) -> dict:
     """Fit AIM on ``table`` (seed ``seed``), sample as many rows, score validity."""
     from sklearn_dpsynth import AIMSynthesizer
 
@@ -153,7 +153,8 @@ def run_one(table: str, epsilon: float, seed: int, workload: str,
     frame = make()
     synth = AIMSynthesizer(domain={c: 2 for c in frame.columns}, random_state=seed,
                            workload=forced_workload(list(frame.columns), workload),
-                           **early_stopping_params(early_stopping))
+                           **early_stopping_params(early_stopping),
+                           **({} if rounds is None else {"rounds": rounds}))
     start = time.process_time()
     synth.fit(frame, epsilon=epsilon, delta=1e-9)
     cpu = time.process_time() - start
@@ -175,12 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", default="default", choices=["default", "2way", "3way"])
     parser.add_argument("--early-stopping", default="default",
                         help="AIM's early_stopping: default (AIM's), holdout, none or a factor")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="AIM's planned rounds (default: AIM's own)")
     args = parser.parse_args(argv)
     print("table | workload | eps | seed | valid share | fit CPU s (loaded) | rounds | tvd2 | tvd3 "
           "| pairs covered")
     for table in args.tables.split(","):
         for epsilon in (float(e) for e in args.epsilons.split(",")):
-            rows = [run_one(table, epsilon, int(s), args.workload, args.early_stopping)
+            rows = [run_one(table, epsilon, int(s), args.workload, args.early_stopping,
+                            args.rounds)
                     for s in args.seeds.split(",")]
             for r in rows:
                 print(f"{table} | {args.workload} | {epsilon:g} | {r['seed']} | {r['valid']:.3f} "

@@ -132,12 +132,16 @@ class CandidateScorer:
             ``||M_C(D) - M_C(model)||_1`` by at most 1, so score ``C`` by at
             most ``w_C``.
         answers : dict
-            The model's counts of every candidate (for annealing).
+            The model's counts of every candidate (for annealing): those of
+            :meth:`model_counts`, up to float rounding, read in shared passes
+            over the model's beliefs
+            (:meth:`sklearn_dpsynth.pgm.GraphicalModel.marginals`).
         """
         scores = np.empty(len(candidates))
+        counts = model.marginals([self.clique(marginal) for marginal in candidates])
         answers = {}
         for k, marginal in enumerate(candidates):
-            answers[marginal] = self.model_counts(model, marginal)
+            answers[marginal] = counts[k].ravel()
             error = np.abs(self.true_counts(marginal) - answers[marginal]).sum()
             penalty = _ABS_NOISE * sigma * n_cells(self.sizes, marginal)
             scores[k] = self.weights[marginal] * (error - penalty)

@@ -238,6 +238,31 @@ class GraphicalModel:
             return np.array(probs, order="C")
         return np.multiply(probs, self.total, order="C")
 
+    def marginals(self, queries: Sequence[Sequence[str]],
+                  normalize: bool = False) -> list[np.ndarray]:
+        """Marginals of many attribute subsets at once.
+
+        The answers of :meth:`marginal` on each query (up to float rounding),
+        with shared passes over the calibrated beliefs
+        (:meth:`sklearn_dpsynth.pgm.CalibratedBeliefs.marginals`).
+
+        Parameters
+        ----------
+        queries : sequence of sequence of str
+            Attribute subsets, each in its output axis order.
+        normalize : bool, default=False
+            Return probabilities instead of counts (``total * p``).
+
+        Returns
+        -------
+        marginals : list of ndarray
+        """
+        probs = self.beliefs.marginals(queries)
+        if not normalize:
+            for values in probs:
+                values *= self.total
+        return probs
+
     def log_likelihood(self, data: np.ndarray) -> np.ndarray:
         """Exact log-probability of every row.
 
