@@ -284,6 +284,7 @@ def test_balance_keeps_every_groups_values():
     rng = np.random.default_rng(0)
     n = 3000
     cells = _Cells()
+    cells.append(rng.integers(1000, size=n), 1000)  # histories mostly of one row
     cells.append(rng.integers(3, size=n), 3)
     cells.append(rng.integers(4, size=n), 4)
     cells.append(rng.integers(8, size=n), 8)  # too many strata: all but it balanced
@@ -295,6 +296,39 @@ def test_balance_keeps_every_groups_values():
         assert np.array_equal(np.bincount(balanced[group == g], minlength=3),
                               np.bincount(values[group == g], minlength=3))
     assert not np.array_equal(balanced, values)
+
+
+def test_balance_keeps_the_values_of_rows_that_share_their_history():
+    # rows equal on every generated attribute keep their dealt values (the
+    # systematic dealing already spreads them over such a cell); the others move
+    rng = np.random.default_rng(0)
+    n = 3000
+    cells = _Cells()
+    first = rng.integers(1000, size=n)
+    first[:1200] = rng.integers(30, size=1200)  # 1,200 rows in 30 shared histories
+    cells.append(first, 1000)
+    cells.append(rng.integers(3, size=n), 3)
+    rows = rng.permutation(n)
+    group = np.zeros(n, dtype=np.int64)
+    values = rng.integers(3, size=n)
+    balanced = _balance(values, rows, group, cells, 3, np.random.default_rng(1))
+    shared = cells.shared_history(rows)
+    assert shared.sum() > 1000
+    np.testing.assert_array_equal(balanced[shared], values[shared])
+    assert not np.array_equal(balanced[~shared], values[~shared])
+
+
+def test_lowvar_is_much_closer_than_iid_on_the_full_joint():
+    # where rows share their whole history the balancing leaves them as
+    # dealt, so the full joint keeps the systematic sampler's low variance
+    model = _model("tree")
+    names = tuple(DOMAIN)
+    n = 20000
+    expected = n * model.marginal(names, normalize=True)
+    lowvar = [np.abs(_counts(model.sample(n, s), names) - expected).sum() for s in range(3)]
+    iid = [np.abs(_counts(model.sample(n, s, method="iid"), names) - expected).sum()
+           for s in range(3)]
+    assert np.mean(lowvar) < 0.6 * np.mean(iid)
 
 
 def test_one_hot_product_sums_the_table_over_each_rows_cells():
@@ -311,7 +345,7 @@ def test_balance_leaves_groups_alone_when_every_earlier_attribute_is_a_parent():
     rng = np.random.default_rng(0)
     n = 3000
     cells = _Cells()
-    cells.append(rng.integers(40, size=n), 40)  # too many values for strata
+    cells.append(rng.integers(4000, size=n), 4000)  # too many values for strata
     rows = rng.permutation(n)
     group = np.sort(rng.integers(2, size=n))
     values = rng.integers(3, size=n)

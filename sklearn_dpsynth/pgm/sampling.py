@@ -246,6 +246,11 @@ class _Cells:
         self.sizes: list[int] = []
         self.n_cells = 0
         self.parents: tuple[int, ...] = ()
+        #: Every row's history: the number of its cell of the joint of every
+        #: generated attribute (None once every row's history is its own).
+        self.history: np.ndarray | None = None
+        #: Number of rows sharing each row's history (None: all alone).
+        self.history_rows: np.ndarray | None = None
 
     @property
     def n_known(self) -> int:
@@ -253,10 +258,26 @@ class _Cells:
         return len(self.values)
 
     def append(self, values: np.ndarray, size: int) -> None:
+        if not self.values:
+            self.history = np.asarray(values, dtype=np.int64).copy()
+        elif self.history is not None:
+            self.history = _joint_cells(self.history, values, size)
+        if self.history is not None:
+            rows_per_cell = np.bincount(self.history)
+            if rows_per_cell.size == self.history.size:  # every history alone
+                self.history = self.history_rows = None
+            else:
+                self.history_rows = rows_per_cell[self.history]
         self.values.append(values)
         self.offsets.append(self.n_cells)
         self.n_cells += size
         self.sizes.append(size)
+
+    def shared_history(self, rows: np.ndarray) -> np.ndarray:
+        """Whether each of ``rows`` shares its history with another row."""
+        if self.history_rows is None:
+            return np.zeros(rows.size, dtype=bool)
+        return self.history_rows[rows] > 1
 
     def of(self, rows: np.ndarray, columns: list[int]) -> np.ndarray:
         """The cells of ``rows`` in ``columns``, shape (len(rows), len(columns))."""
@@ -284,6 +305,17 @@ class _Cells:
         for column in range(self.n_known - depth, self.n_known):  # mixed radix
             key = key * self.sizes[column] + self.values[column][rows]
         return np.concatenate([[0], np.cumsum(key[1:] != key[:-1])])
+
+
+def _joint_cells(history: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Numbers ``0..k-1`` of the cells of the pairs ``(history, values)``."""
+    key = history * size + values
+    n_keys = (int(history.max()) + 1) * size
+    if n_keys <= 8 * key.size:
+        present = np.zeros(n_keys, dtype=bool)
+        present[key] = True
+        return (np.cumsum(present) - 1)[key]
+    return np.unique(key, return_inverse=True)[1].reshape(-1)
 
 
 def _balance(
@@ -356,17 +388,21 @@ def _balance_group(
     chunk_size = max(_BALANCE_CHUNK, -(-values.size // _BALANCE_STEPS))
     width = np.float32(np.sqrt(12.0) * _BALANCE_NOISE * chunk_size)  # uniform noise's
     out = values.copy()
+    free = ~cells.shared_history(rows)
     for start in range(0, values.size, chunk_size):
         stop = min(values.size, start + chunk_size)
         chunk = cells.of(rows[start:stop], columns)
-        if start > 0:
-            cost = np.ascontiguousarray((_one_hot(chunk, cells.n_cells) @ excess).T)
+        movable = np.flatnonzero(free[start:stop])
+        if start > 0 and movable.size:
+            cost = np.ascontiguousarray(
+                (_one_hot(chunk[movable], cells.n_cells) @ excess).T)
             noise = rng.random(cost.shape, dtype=np.float32)
             noise -= np.float32(0.5)
             noise *= width
             cost += noise
-            out[start:stop] = _assign_cheapest(cost, out[start:stop], rarest_first,
-                                               strata[start:stop] - strata[start])
+            block = strata[start:stop][movable]
+            out[start + movable] = _assign_cheapest(cost, out[start + movable], rarest_first,
+                                                    block - block[0])
         flat = chunk * n_values + out[start:stop, None]
         tally = np.bincount(flat.ravel(), minlength=excess.size).reshape(excess.shape)
         excess += tally - tally.sum(axis=1, keepdims=True) * share
