@@ -336,7 +336,11 @@ def _balance(
     and value ``a`` the rows with ``x = a`` receive the group's values in
     close to the group's proportions, as the model's conditional
     independence asks.  Groups no longer than one chunk keep the dealt
-    order (already systematic).
+    order (already systematic), and so do rows that share their whole
+    history (every generated attribute) with another row: the context
+    order keeps such a cell's rows together, so the dealt values already
+    spread over it in the group's proportions, and exchanging them would
+    only add sampling noise to the full joint (``_Cells.shared_history``).
     """
     if cells.n_known == 0 or n_values < 2 or values.size == 0:
         return values
