@@ -364,11 +364,32 @@ def test_round_atol_stops_each_round_estimation(net):
     loose = _aim(net, round_atol=1e12).fit(net.frame, epsilon=2.0)
     assert all(h["estimation_iterations"] == 1 for h in loose.history_[:-1])
     assert loose.history_[-1]["estimation_iterations"] == 0  # left to the final estimation
-    full = _aim(net, round_atol=0.0, tol=0.0).fit(net.frame, epsilon=2.0)
+    full = _aim(net, round_atol=0.0, tol=0.0, round_settle=None).fit(net.frame, epsilon=2.0)
     assert any(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_)
     assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
     with pytest.raises(ValueError, match="round_atol"):
         _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)
+
+
+def test_round_settle_stops_rounds_that_cannot_change_the_annealing_test(net):
+    """With a huge ``round_settle`` a round stops at the first step from its 10-step
+    window on where its new answer has moved past the annealing threshold: rounds that
+    anneal run to ``max_iter`` (their test is decided as without the rule), the others
+    stop early.  None or 0 leave every round to ``max_iter``; the budget is spent."""
+    from sklearn_dpsynth.marginal.aim._estimator import SETTLE_WINDOW
+
+    loose = _aim(net, round_atol=0.0, tol=0.0, round_settle=1e12).fit(net.frame, epsilon=2.0)
+    rounds = loose.history_[:-1]
+    assert all(SETTLE_WINDOW <= h["estimation_iterations"] <= FAST["max_iter"] for h in rounds)
+    assert all(h["estimation_iterations"] == FAST["max_iter"] for h in rounds if h["annealed"])
+    assert sum(h["estimation_iterations"] < FAST["max_iter"] for h in rounds) >= len(rounds) // 2
+    for off in (None, 0.0):
+        full = _aim(net, round_atol=0.0, tol=0.0, round_settle=off).fit(net.frame, epsilon=2.0)
+        assert all(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_[:-1])
+        assert full.privacy_ledger_.spent()[0] == pytest.approx(2.0)
+    assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="round_settle"):
+        _aim(net, round_settle=-1.0).fit(net.frame, epsilon=2.0)
 
 
 # ------------------------------------------------------------ model dtype
