@@ -532,7 +532,9 @@ def _check_holdout_trees(net, monkeypatch, rounds, epsilon) -> bool:
         return holdout_factor(tree, *args, **kwargs)
 
     monkeypatch.setattr(_estimator, "holdout_factor", spy)
-    params = {} if rounds is None else {"rounds": rounds}
+    # rounds run to max_iter: the settings below were chosen to reach both verdicts so
+    params = {"round_settle": None} if rounds is None else {"rounds": rounds,
+                                                            "round_settle": None}
     synth = _aim(net, early_stopping="holdout", **params).fit(net.frame, epsilon=epsilon,
                                                               delta=1e-7)
     assert len(seen) == 1 and synth.history_[-1]["estimation_iterations"] == 0
