@@ -32,7 +32,7 @@ __all__ = ["AIMSynthesizer"]
 #: Rounds planned per column when ``rounds`` is None (AIM paper: ``T = 16 d``).
 ROUNDS_PER_COLUMN = 16
 #: Default ``round_settle``: see the class docstring.
-ROUND_SETTLE = 0.3
+ROUND_SETTLE = 0.1
 #: Accepted steps over which ``round_settle`` reads the move of the new answer.
 SETTLE_WINDOW = 10
 
@@ -113,7 +113,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         beat 1.0 on 2-way TVD on Adult and on ``make_bayesnet`` tables (see
         the user guide's Performance section).  0 runs every round to
         ``max_iter`` / ``tol``.
-    round_settle : float or None, default=0.3
+    round_settle : float or None, default=0.1
         A per-round re-estimation also stops once the model's answer on the
         round's new measurement has settled: it moved (L1) by at most
         ``round_settle * sigma * n_cells`` over the last 10 steps, and it is
