@@ -371,13 +371,19 @@ def test_round_atol_stops_each_round_estimation(net):
         _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)
 
 
-def test_round_settle_stops_rounds_that_cannot_change_the_annealing_test(net):
+def test_round_settle_stops_rounds_that_cannot_change_the_annealing_test(net, monkeypatch):
     """With a huge ``round_settle`` a round stops at the first step from its 10-step
     window on where its new answer has moved past the annealing threshold: rounds that
     anneal run to ``max_iter`` (their test is decided as without the rule), the others
-    stop early.  None or 0 leave every round to ``max_iter``; the budget is spent."""
+    stop early.  None or 0 leave every round to ``max_iter``; the budget is spent.
+    Models under ``SETTLE_MIN_MB`` (all of this table's) are left to ``max_iter``."""
+    from sklearn_dpsynth.marginal.aim import _estimator
     from sklearn_dpsynth.marginal.aim._estimator import SETTLE_WINDOW
 
+    small = _aim(net, round_atol=0.0, tol=0.0, round_settle=1e12).fit(net.frame, epsilon=2.0)
+    assert all(h["model_size_mb"] < _estimator.SETTLE_MIN_MB for h in small.history_)
+    assert all(h["estimation_iterations"] == FAST["max_iter"] for h in small.history_[:-1])
+    monkeypatch.setattr(_estimator, "SETTLE_MIN_MB", 0.0)
     loose = _aim(net, round_atol=0.0, tol=0.0, round_settle=1e12).fit(net.frame, epsilon=2.0)
     rounds = loose.history_[:-1]
     assert all(SETTLE_WINDOW <= h["estimation_iterations"] <= FAST["max_iter"] for h in rounds)
