@@ -2,7 +2,8 @@
 
 Standalone script (issue 27, item 5)::
 
-    python -m benchmarks.aim_final_profile --table texas --epsilon 10 [--profile 35]
+    python -m benchmarks.aim_final_profile --table texas --epsilon 10 [--profile 35] \
+        [--param round_settle=0]
 
 Fits ``AIMSynthesizer`` as ``benchmarks.reference.fit_ours`` does (workload
 ``aim_workload(domain, 2)``, ``delta=1e-9``, seed 0) and prints the fit's CPU
@@ -10,7 +11,9 @@ seconds (``time.process_time``), the number of rounds and of mirror-descent
 steps in the rounds' re-estimations, and the CPU seconds, steps and stop
 reason of the final estimation (``refit_from_independent``).  With
 ``--profile N`` the fit runs under ``cProfile`` (which slows it) and the
-``N`` most expensive calls by cumulative time are printed.
+``N`` most expensive calls by cumulative time are printed.  ``--param
+NAME=VALUE`` (repeatable) sets a numeric parameter of the synthesizer (``None``
+for None), e.g. ``round_settle=0`` for rounds run to ``max_iter``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     args = parser.parse_args()
+    params = dict(_parameter(text) for text in args.param)
     table = reference.TABLES[args.table](reference.data_folder(None))
     final: dict = {}
     refit = aim_estimator.refit_from_independent
@@ -47,7 +52,7 @@ def main() -> None:
     aim_estimator.refit_from_independent = timed_refit
     rounds: list[int] = []
     synth = AIMSynthesizer(domain=table.domain, workload=reference.aim_workload(table.domain, 2),
-                           random_state=args.seed,
+                           random_state=args.seed, **params,
                            callback=lambda info: rounds.append(info["estimation_iterations"]))
     profiler = cProfile.Profile() if args.profile else None
     start = time.process_time()
@@ -64,6 +69,12 @@ def main() -> None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(args.profile)
         print(out.getvalue())
+
+
+def _parameter(text: str) -> tuple[str, float | None]:
+    """``NAME=VALUE`` as a name and a number (``None`` for None)."""
+    name, _, value = text.partition("=")
+    return name, None if value == "None" else float(value)
 
 
 if __name__ == "__main__":

@@ -364,11 +364,38 @@ def test_round_atol_stops_each_round_estimation(net):
     loose = _aim(net, round_atol=1e12).fit(net.frame, epsilon=2.0)
     assert all(h["estimation_iterations"] == 1 for h in loose.history_[:-1])
     assert loose.history_[-1]["estimation_iterations"] == 0  # left to the final estimation
-    full = _aim(net, round_atol=0.0, tol=0.0).fit(net.frame, epsilon=2.0)
+    full = _aim(net, round_atol=0.0, tol=0.0, round_settle=None).fit(net.frame, epsilon=2.0)
     assert any(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_)
     assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
     with pytest.raises(ValueError, match="round_atol"):
         _aim(net, round_atol=-1.0).fit(net.frame, epsilon=2.0)
+
+
+def test_round_settle_stops_rounds_that_cannot_change_the_annealing_test(net, monkeypatch):
+    """With a huge ``round_settle`` a round stops at the first step from its 10-step
+    window on where its new answer has moved past the annealing threshold: rounds that
+    anneal run to ``max_iter`` (their test is decided as without the rule), the others
+    stop early.  None or 0 leave every round to ``max_iter``; the budget is spent.
+    Models under ``SETTLE_MIN_MB`` (all of this table's) are left to ``max_iter``."""
+    from sklearn_dpsynth.marginal.aim import _estimator
+    from sklearn_dpsynth.marginal.aim._estimator import SETTLE_WINDOW
+
+    small = _aim(net, round_atol=0.0, tol=0.0, round_settle=1e12).fit(net.frame, epsilon=2.0)
+    assert all(h["model_size_mb"] < _estimator.SETTLE_MIN_MB for h in small.history_)
+    assert all(h["estimation_iterations"] == FAST["max_iter"] for h in small.history_[:-1])
+    monkeypatch.setattr(_estimator, "SETTLE_MIN_MB", 0.0)
+    loose = _aim(net, round_atol=0.0, tol=0.0, round_settle=1e12).fit(net.frame, epsilon=2.0)
+    rounds = loose.history_[:-1]
+    assert all(SETTLE_WINDOW <= h["estimation_iterations"] <= FAST["max_iter"] for h in rounds)
+    assert all(h["estimation_iterations"] == FAST["max_iter"] for h in rounds if h["annealed"])
+    assert sum(h["estimation_iterations"] < FAST["max_iter"] for h in rounds) >= len(rounds) // 2
+    for off in (None, 0.0):
+        full = _aim(net, round_atol=0.0, tol=0.0, round_settle=off).fit(net.frame, epsilon=2.0)
+        assert all(h["estimation_iterations"] == FAST["max_iter"] for h in full.history_[:-1])
+        assert full.privacy_ledger_.spent()[0] == pytest.approx(2.0)
+    assert loose.privacy_ledger_.spent()[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="round_settle"):
+        _aim(net, round_settle=-1.0).fit(net.frame, epsilon=2.0)
 
 
 # ------------------------------------------------------------ model dtype
@@ -511,7 +538,9 @@ def _check_holdout_trees(net, monkeypatch, rounds, epsilon) -> bool:
         return holdout_factor(tree, *args, **kwargs)
 
     monkeypatch.setattr(_estimator, "holdout_factor", spy)
-    params = {} if rounds is None else {"rounds": rounds}
+    # rounds run to max_iter: the settings below were chosen to reach both verdicts so
+    params = {"round_settle": None} if rounds is None else {"rounds": rounds,
+                                                            "round_settle": None}
     synth = _aim(net, early_stopping="holdout", **params).fit(net.frame, epsilon=epsilon,
                                                               delta=1e-7)
     assert len(seen) == 1 and synth.history_[-1]["estimation_iterations"] == 0

@@ -600,3 +600,53 @@ def test_the_old_name_max_iters_still_works_for_one_release_with_a_future_warnin
         assert DiscrepancyStop(1.0, max_iters=50).max_iter == 50
     with pytest.raises(TypeError, match="max_iter"):
         DiscrepancyStop(1.0)
+
+
+
+@pytest.mark.parametrize("threshold, window, least_move",
+                         [(5.0, 10, 0.0), (0.5, 3, 0.0), (150.0, 4, 700.0)])
+def test_answer_stop_follows_its_definition(threshold, window, least_move):
+    """``AnswerStop`` stops at the first step ``t >= window`` whose followed counts are
+    within ``threshold`` (L1) of step ``t - window``'s and more than ``least_move``
+    from the start's (brute force on answers converging geometrically)."""
+    from sklearn_dpsynth.pgm.estimation import AnswerStop
+
+    limit = np.array([300.0, 500.0, 200.0])
+    answers = [limit - np.array([400.0, -300.0, -100.0]) * 0.85 ** t for t in range(300)]
+    stop = AnswerStop(1, threshold, window=window, least_move=least_move)
+    other = np.zeros(2)  # a measurement that is not followed
+    stopped = next((t for t, a in enumerate(answers) if stop(t, 0.0, [other, a])), None)
+
+    def l1(u, v):
+        return np.abs(u - v).sum()
+
+    expected = next(t for t in range(window, len(answers))
+                    if l1(answers[t], answers[t - window]) <= threshold
+                    and l1(answers[t], answers[0]) > least_move)
+    assert stopped == stop.iteration == expected
+    if least_move:  # the move from the start, not the window, decided it
+        plain = next(t for t in range(window, len(answers))
+                     if l1(answers[t], answers[t - window]) <= threshold)
+        assert plain < expected
+    for bad in ({"threshold": -1.0}, {"least_move": np.inf}, {"window": 0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            AnswerStop(0, **{"threshold": 1.0, **bad})
+
+
+def test_answer_stop_ends_an_estimation_as_a_prefix_of_the_full_run(truth):
+    """As a callback, it ends mirror descent at its step: the loss history is a prefix,
+    and the stopped model's answer on the followed marginal is the one it settled on."""
+    from sklearn_dpsynth.pgm.estimation import AnswerStop
+
+    measurements = _measure(truth, TREE, 5.0, np.random.default_rng(4))
+    _, full = estimate(DOMAIN, measurements, total=TOTAL, max_iter=300, tol=0.0)
+    threshold = 0.5 * 5.0 * measurements[0].noisy.size
+    stop = AnswerStop(0, threshold, window=5)
+    model, info = estimate(DOMAIN, measurements, total=TOTAL, max_iter=300, tol=0.0,
+                           callback=stop)
+    assert 5 <= info["iterations"] == stop.iteration < full["iterations"]
+    assert info["loss_history"] == full["loss_history"][:stop.iteration + 1]
+    first = measurements[0]
+    answer = model.marginal(first.clique).ravel()
+    assert np.allclose(np.sort(answer), np.sort(stop._recent[stop.iteration]), rtol=1e-6)
+

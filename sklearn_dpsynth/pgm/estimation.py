@@ -24,7 +24,7 @@ from .mirror_descent import mirror_descent
 from .model import GraphicalModel, tables_from_potentials
 
 __all__ = ["auto_dtype", "estimate", "estimate_from_tables", "estimation_tree",
-           "initial_tables", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
+           "initial_tables", "AnswerStop", "DiscrepancyStop", "HeldOutLoss", "holdout_stop_factor",
            "holdout_summary",
            "expected_loss", "Measurement", "estimate_total"]  # the last two re-exported
 
@@ -147,6 +147,77 @@ class DiscrepancyStop:
     def _stop(self, reason: str, iteration: int) -> bool:
         self.reason, self.iteration = reason, int(iteration)
         return True
+
+
+class AnswerStop:
+    """``callback`` for :func:`estimate`: stop once one measured answer has settled.
+
+    Follows the model's counts on one measurement (the ``index``-th of the
+    estimation's measurements) and stops after the first accepted step at
+    which they are within ``threshold`` (L1 distance) of their value
+    ``window`` steps earlier.  Used where what matters downstream is the
+    model's answer on that marginal, e.g. a newly measured one: with a
+    ``threshold`` that is a fraction of the measurement's noise scale
+    (``sigma`` times its number of cells), the steps left would move that
+    answer by less than the noise can tell.  Only the noisy releases'
+    fit is read (post-processing).
+
+    Parameters
+    ----------
+    index : int
+        Position of the followed measurement among the estimation's.
+    threshold : float
+        Largest L1 move of its counts over ``window`` steps at which it stops.
+    window : int, default=10
+        Accepted steps over which the move is measured (the start, step 0,
+        counts: no stop before step ``window``).
+    least_move : float, default=0.0
+        Also required for a stop: the answer is more than ``least_move``
+        (L1) away from its value at the start.  A caller that reads whether
+        the answer moved by more than some amount (AIM's annealing test)
+        passes that amount, so that a stop never decides that test for it:
+        an answer that has not yet moved that far is followed to the end.
+
+    Attributes
+    ----------
+    iteration : int or None
+        The step at which it stopped (None while it has not).
+    """
+
+    needs_counts = True
+
+    def __init__(self, index: int, threshold: float, window: int = 10,
+                 least_move: float = 0.0) -> None:
+        for name, value in (("threshold", threshold), ("least_move", least_move)):
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        if isinstance(window, bool) or int(window) != window or window < 1:
+            raise ValueError(f"window must be an int >= 1, got {window!r}")
+        self.index = int(index)
+        self.threshold = float(threshold)
+        self.window = int(window)
+        self.least_move = float(least_move)
+        self.iteration: int | None = None
+        self._start: np.ndarray | None = None
+        self._recent: dict[int, np.ndarray] = {}
+
+    def __call__(self, iteration: int, loss: float, counts: Sequence[np.ndarray]) -> bool:
+        """Whether the estimation stops after accepted step ``iteration``."""
+        earlier = self._recent.pop(iteration - self.window, None)
+        answer = np.array(counts[self.index], dtype=float)
+        self._recent[iteration] = answer
+        if self._start is None:
+            self._start = answer
+        if earlier is None or _l1(answer, earlier) > self.threshold:
+            return False
+        if _l1(answer, self._start) <= self.least_move:
+            return False
+        self.iteration = int(iteration)
+        return True
+
+
+def _l1(u: np.ndarray, v: np.ndarray) -> float:
+    return float(np.abs(u - v).sum())
 
 
 class HeldOutLoss:

@@ -260,6 +260,7 @@ def refit(
     tol: float,
     atol: float = 0.0,
     dtype: type | str = np.float64,
+    callback: Callable[[int, float], bool | None] | None = None,
 ) -> tuple[GraphicalModel, dict]:
     """Re-estimate the model on ``tree`` from every measurement so far.
 
@@ -282,6 +283,9 @@ def refit(
         Mirror-descent limits of :func:`sklearn_dpsynth.pgm.estimate`.
     dtype : {numpy.float64, numpy.float32, "auto"}, default=numpy.float64
         Type of the model's tables and beliefs (:func:`~sklearn_dpsynth.pgm.estimate`).
+    callback : callable, default=None
+        ``callback(iteration, loss)`` after every accepted step; True stops
+        (e.g. ``AnswerStop`` of ``sklearn_dpsynth.pgm.estimation``).
 
     Returns
     -------
@@ -297,7 +301,7 @@ def refit(
         tables = initial_tables(target, warm_start(warm, tree, zeros))
         warm = None  # handed over: see above
     model, info = estimate_from_tables(target, measurements, tables, max_iter=max_iters,
-                                       tol=tol, atol=atol, dtype=dtype)
+                                       tol=tol, atol=atol, dtype=dtype, callback=callback)
     return zeros.apply(model), info
 
 
