@@ -304,7 +304,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     table has grown to the full 2^20 cells; the valid share was still
     rising slowly after 400 steps).  On that table no noisy count was
     negative and the valid share went from 0.54 / 0.66 / 0.93 to 0.72 /
-    0.91 / 0.92 (seeds 0-2).  In every other run measured (Adult, Texas,
+    0.91 / 0.92 (seeds 0-2; 0.73 / 0.71 / 0.92 with ``round_settle``, which
+    changes the rounds of the large models).  In every other run measured (Adult, Texas,
     a ``make_bayesnet`` table, ``ordered`` and the XOR table, epsilon 0.3
     to 10) some noisy count was negative, so those fits are unchanged.  ``early_stopping="holdout"`` lets the
     data decide, as MST's default does: every marginal is released as two
