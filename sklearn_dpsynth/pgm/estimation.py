@@ -121,8 +121,7 @@ class DiscrepancyStop:
         max_iter = _max_iter(max_iter, max_iters)
         if max_iter is None:
             raise TypeError("DiscrepancyStop needs max_iter, the estimation's cap on steps.")
-        if isinstance(window, bool) or int(window) != window or window < 1:
-            raise ValueError(f"window must be an int >= 1, got {window!r}")
+        _check_count("window", window, least=1)
         self.target = float(target)
         self.max_iter = int(max_iter)
         self.window = int(window)
@@ -188,11 +187,9 @@ class AnswerStop:
 
     def __init__(self, index: int, threshold: float, window: int = 10,
                  least_move: float = 0.0) -> None:
-        for name, value in (("threshold", threshold), ("least_move", least_move)):
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-        if isinstance(window, bool) or int(window) != window or window < 1:
-            raise ValueError(f"window must be an int >= 1, got {window!r}")
+        _check_nonnegative("threshold", threshold)
+        _check_nonnegative("least_move", least_move)
+        _check_count("window", window, least=1)
         self.index = int(index)
         self.threshold = float(threshold)
         self.window = int(window)
@@ -253,8 +250,7 @@ class HeldOutLoss:
     needs_counts = True
 
     def __init__(self, objective: Objective, patience: int = 25) -> None:
-        if isinstance(patience, bool) or int(patience) != patience or patience < 1:
-            raise ValueError(f"patience must be an int >= 1, got {patience!r}")
+        _check_count("patience", patience, least=1)
         self.objective = objective
         self.patience = int(patience)
         self.history: list[tuple[int, float, float]] = []
@@ -421,14 +417,24 @@ def _check_measurements(
 
 def _check_options(max_iter: int, tol: float, atol: float, total: float | None) -> None:
     """Validate the scalar options of :func:`estimate`."""
-    if isinstance(max_iter, bool) or int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative int, got {max_iter!r}")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
-    if not np.isfinite(atol) or atol < 0:
-        raise ValueError(f"atol must be a non-negative number, got {atol!r}")
+    _check_count("max_iter", max_iter, least=0)
+    _check_nonnegative("tol", tol)
+    _check_nonnegative("atol", atol)
     if total is not None and (not np.isfinite(total) or total <= 0):
         raise ValueError(f"total must be positive and finite, got {total!r}")
+
+
+def _check_count(name: str, value: int, least: int) -> None:
+    """Raise unless ``value`` is an int (not a bool) of at least ``least`` (0 or 1)."""
+    if isinstance(value, bool) or int(value) != value or value < least:
+        what = "a non-negative int" if least == 0 else f"an int >= {least}"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def _check_nonnegative(name: str, value: float) -> None:
+    """Raise unless ``value`` is a finite number ``>= 0``."""
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
 
 
 def estimate(
