@@ -802,6 +802,16 @@ def _sum_middle(values: np.ndarray) -> np.ndarray:
     return np.add.reduce(values, axis=1)
 
 
+def _check_query(attrs: Sequence[str]) -> tuple[str, ...]:
+    """``attrs`` as a tuple, checked to be distinct attribute names (not a str)."""
+    if isinstance(attrs, str):
+        raise ValueError("attrs must be a sequence of attribute names, not a str")
+    attrs = tuple(attrs)
+    if len(set(attrs)) != len(attrs):
+        raise ValueError(f"attrs has repeated attributes: {attrs}")
+    return attrs
+
+
 class CalibratedBeliefs:
     """Calibrated clique marginals of a junction-tree model.
 
@@ -872,11 +882,7 @@ class CalibratedBeliefs:
         marginal : ndarray
             Do not modify it.
         """
-        if isinstance(attrs, str):
-            raise ValueError("attrs must be a sequence of attribute names, not a str")
-        attrs = tuple(attrs)
-        if len(set(attrs)) != len(attrs):
-            raise ValueError(f"attrs has repeated attributes: {attrs}")
+        attrs = _check_query(attrs)
         key = self.tree.sort(attrs)
         values = self._cached(key)
         return np.transpose(values, [key.index(a) for a in attrs])
@@ -906,21 +912,17 @@ class CalibratedBeliefs:
         marginals : list of ndarray
             One new C-ordered array per query.
         """
-        keys = []
-        for attrs in queries:
-            if isinstance(attrs, str):
-                raise ValueError("each query must be a sequence of attribute names, not a str")
-            attrs = tuple(attrs)
-            if len(set(attrs)) != len(attrs):
-                raise ValueError(f"attrs has repeated attributes: {attrs}")
-            keys.append(self.tree.sort(attrs))
+        queries = [_check_query(attrs) for attrs in queries]
+        keys = [self.tree.sort(attrs) for attrs in queries]
         by_clique: dict[int, list[int]] = {}
         uncovered: list[int] = []
         for k, key in enumerate(keys):
-            index = self.tree.index_containing(key) if key else None
-            if index is None and key:
+            if not key:
+                continue
+            index = self.tree.index_containing(key)
+            if index is None:
                 uncovered.append(k)
-            elif key:
+            else:
                 by_clique.setdefault(index, []).append(k)
         found: list = [np.array(1.0) if not key else None for key in keys]
         for index, members in by_clique.items():
@@ -929,17 +931,20 @@ class CalibratedBeliefs:
         if uncovered:
             self._read_uncovered(keys, uncovered, found)
         return [np.array(np.transpose(values, [key.index(a) for a in attrs]), order="C")
-                for values, key, attrs in zip(found, keys, map(tuple, queries))]
+                for values, key, attrs in zip(found, keys, queries)]
 
     @staticmethod
     def _read_clique(clique: tuple[str, ...], table: np.ndarray,
                      keys: list[tuple[str, ...]], members: list[int], found: list) -> None:
-        """Fill ``found[k]`` for the ``members`` keys, all inside one table over ``clique``."""
+        """Fill ``found[k]`` for the ``members`` keys, all inside one table over ``clique``.
+
+        ``clique`` and the keys are in the tree's canonical order, so the
+        kept axes of each key come out in the key's own order.
+        """
         axis = {a: i for i, a in enumerate(clique)}
-        wanted = [tuple(sorted(axis[a] for a in keys[k])) for k in members]
-        for k, kept, values in zip(members, wanted, subset_marginals(table, wanted)):
-            order = [clique[a] for a in kept]
-            found[k] = np.transpose(values, [order.index(a) for a in keys[k]])
+        wanted = [tuple(axis[a] for a in keys[k]) for k in members]
+        for k, values in zip(members, subset_marginals(table, wanted)):
+            found[k] = values
 
     def _read_uncovered(self, keys: list[tuple[str, ...]], uncovered: list[int],
                         found: list) -> None:
@@ -961,12 +966,9 @@ class CalibratedBeliefs:
         """Joint probabilities over ``attrs``: a covering subtree's factorisation multiplied out."""
         shape = tuple(self.tree.domain[a] for a in attrs)
         joint = None
-        for i in nodes:
-            clique = self.tree.cliques[i]
-            table = self.beliefs[i] if i == nodes[0] else self._conditional(i)
-            order = sorted(range(len(clique)), key=lambda k: attrs.index(clique[k]))
-            aligned = np.transpose(table, order).reshape(
-                [self.tree.domain[a] if a in clique else 1 for a in attrs])
+        for clique, table in self._subtree_factors(nodes):
+            # clique and attrs are both in the canonical order: no transpose
+            aligned = table.reshape([self.tree.domain[a] if a in clique else 1 for a in attrs])
             joint = (np.broadcast_to(aligned, shape).copy() if joint is None
                      else np.multiply(joint, aligned, out=joint))
         return joint
@@ -1030,11 +1032,14 @@ class CalibratedBeliefs:
 
     def _eliminated_marginal(self, key: tuple[str, ...]) -> np.ndarray:
         """Variable elimination over the covering subtree's factorisation."""
-        nodes = self._covering_subtree(set(key))
-        top = nodes[0]
-        factors = [(self.tree.cliques[top], self.beliefs[top])]
-        factors += [(self.tree.cliques[i], self._conditional(i)) for i in nodes[1:]]
+        factors = self._subtree_factors(self._covering_subtree(set(key)))
         return _eliminate(factors, key, self.tree.domain)
+
+    def _subtree_factors(self, nodes: list[int]) -> list[tuple[tuple[str, ...], np.ndarray]]:
+        """A subtree's factorisation: its root's belief, then each other clique's conditional."""
+        top = nodes[0]
+        return [(self.tree.cliques[top], self.beliefs[top])] + [
+            (self.tree.cliques[i], self._conditional(i)) for i in nodes[1:]]
 
 
 def potentials_from_marginals(
