@@ -355,12 +355,11 @@ class MSTSynthesizer(PGMMixin, PublicDataSynthesizer):
         one_way = [self._one_way_measurement(j, y, sigma)
                    for j, (y, sigma) in enumerate(zip(noisy, sigmas))]
         if halves is not None:
-            halves.pairs.extend(tuple(self._one_way_measurement(j, y, np.sqrt(2.0) * sigma)
-                                      for y in pair)
-                                for j, (pair, sigma) in enumerate(zip(split, sigmas)))
+            pairs = [tuple(self._one_way_measurement(j, y, np.sqrt(2.0) * sigma) for y in pair)
+                     for j, (pair, sigma) in enumerate(zip(split, sigmas))]
+            halves.pairs.extend(pairs)
             halves.independent = tuple(
-                self._independent([pair[k] for pair in split],
-                                  [pair[k] for pair in halves.pairs])
+                self._independent([pair[k] for pair in split], [pair[k] for pair in pairs])
                 for k in range(2))
         return one_way, self._independent(noisy, one_way)
 
