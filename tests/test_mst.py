@@ -149,10 +149,26 @@ def test_holdout_stop_applies_the_cross_validated_factor(fitted):
         assert holdout["factor"] is None
         assert info["converged"] or info["iterations"] == fitted.max_iter
         return
+    _assert_stopped_at_the_lower_fold_factor(fitted)
+
+
+def test_holdout_stop_applies_the_lower_fold_factor(tree_data):
+    """Where both folds' held-out losses turned up before their ends (this seed at
+    epsilon=3; at epsilon=1, the ``fitted`` fixture, a fold's was lowest at its end),
+    the estimation stops at the lower of the two folds' factors."""
+    synth = MSTSynthesizer(domain=tree_data.domain, random_state=0).fit(
+        tree_data.train, epsilon=3.0)
+    assert not any(f["best_at_end"] for f in synth.estimation_info_["holdout"]["folds"])
+    _assert_stopped_at_the_lower_fold_factor(synth)
+
+
+def _assert_stopped_at_the_lower_fold_factor(synth):
+    info = synth.estimation_info_
+    holdout, history = info["holdout"], info["loss_history"]
     assert holdout["factor"] == min(f["factor"] for f in holdout["folds"])
-    target = holdout["factor"] * _n_measured_entries(fitted)
+    target = holdout["factor"] * _n_measured_entries(synth)
     assert target < min(history[:-1])
-    assert history[-1] <= target or info["converged"] or info["iterations"] == fitted.max_iter
+    assert history[-1] <= target or info["converged"] or info["iterations"] == synth.max_iter
 
 
 def test_holdout_ledger_is_the_same_for_neighbouring_tables(tree_data):
