@@ -7,7 +7,7 @@ to a given zCDP budget.
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from typing import Hashable, Iterator, Sequence
 
 import numpy as np
 
@@ -164,7 +164,8 @@ def release_halves(ledger: PrivacyLedger, counts: np.ndarray, sigma: float,
     return first, second
 
 
-def _counted(table: EncodedTable, cliques: Sequence[Sequence[int]], sigmas: Sequence[float]):
+def _counted(table: EncodedTable, cliques: Sequence[Sequence[int]],
+             sigmas: Sequence[float]) -> Iterator[tuple[np.ndarray, float, str]]:
     """``(counts, sigma, target)`` of every marginal, counted one at a time."""
     if len(cliques) != len(sigmas):
         raise ValueError("cliques and sigmas must have the same length.")
