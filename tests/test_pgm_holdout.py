@@ -181,3 +181,12 @@ def test_fold_potentials_default_to_the_shared_start():
     assert shared[0] == both[0]
     with pytest.raises(ValueError, match="two warm starts"):
         holdout_stop_factor(DOMAIN, halves, total=TOTAL, fold_potentials=[start])
+
+
+def test_fold_potentials_and_potentials_are_exclusive():
+    """A shared start and per-fold starts together: one would be ignored, so it refuses."""
+    _, halves = _problem(2, 20.0, 1.0)
+    start = _independent_start([a for a, _ in halves])
+    with pytest.raises(ValueError, match="not both"):
+        holdout_stop_factor(DOMAIN, halves, total=TOTAL, potentials=start,
+                            fold_potentials=[start, start])

@@ -332,7 +332,7 @@ def holdout_stop_factor(
         of the mean of both halves) already holds the held-out half's
         noise, which makes the held-out loss favour steps near the start
         (too early a stop); a start computed from the fitted half alone
-        keeps the held-out half unseen.
+        keeps the held-out half unseen.  Not with ``potentials``.
 
     Returns
     -------
@@ -354,6 +354,8 @@ def holdout_stop_factor(
     dtype = _check_dtype(dtype)
     if fold_potentials is None:
         fold_potentials = (potentials, potentials)
+    elif potentials is not None:
+        raise ValueError("give potentials (both folds' start) or fold_potentials, not both")
     elif len(fold_potentials) != 2:
         raise ValueError("fold_potentials must hold two warm starts, one per fold")
     tree = estimation_tree(domain, first, cliques)
