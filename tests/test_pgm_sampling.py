@@ -318,6 +318,24 @@ def test_balance_keeps_the_values_of_rows_that_share_their_history():
     assert not np.array_equal(balanced[~shared], values[~shared])
 
 
+@pytest.mark.parametrize("first, size", [([0, 0, 2], 3), ([0, 0, 5], 6), ([1, 0, 2], 3),
+                                         ([4, 4, 4, 0, 1], 5)])
+def test_shared_history_matches_brute_force(first, size):
+    # whether a row shares its history (every generated attribute) with another
+    # row, against a direct count; also when the first attribute's values skip
+    # some codes and its largest is n - 1 (then there are as many codes as rows)
+    rng = np.random.default_rng(0)
+    n = len(first)
+    columns = [np.array(first), rng.integers(2, size=n), rng.integers(2, size=n)]
+    cells = _Cells()
+    for k, (column, width) in enumerate(zip(columns, (size, 2, 2))):
+        cells.append(column, width)
+        joint = np.stack(columns[:k + 1], axis=1)
+        expected = [sum(np.array_equal(joint[i], joint[j]) for j in range(n)) > 1
+                    for i in range(n)]
+        np.testing.assert_array_equal(cells.shared_history(np.arange(n)), expected)
+
+
 def test_lowvar_is_much_closer_than_iid_on_the_full_joint():
     # where rows share their whole history the balancing leaves them as
     # dealt, so the full joint keeps the systematic sampler's low variance

@@ -264,7 +264,9 @@ class _Cells:
             self.history = _joint_cells(self.history, values, size)
         if self.history is not None:
             rows_per_cell = np.bincount(self.history)
-            if rows_per_cell.size == self.history.size:  # every history alone
+            # (the first attribute's history is its values, not renumbered:
+            # count the rows of each cell rather than the cells)
+            if np.all(rows_per_cell <= 1):  # every history alone
                 self.history = self.history_rows = None
             else:
                 self.history_rows = rows_per_cell[self.history]

@@ -661,13 +661,7 @@ class _Run:
         """Final estimation on the final tree (see ``early_stopping``)."""
         options = self.options
         tree = self.model.tree if self.final_tree is None else self.final_tree
-        factor, holdout = options.early_stopping, None
-        if factor == "auto":
-            factor = auto_stop_factor(self.bank.measurements())
-        if self.halves is not None:
-            factor, holdout = holdout_factor(tree, self.halves, self.zeros,
-                                             total=self.model.total, max_iters=max_iters,
-                                             tol=options.tol, dtype=options.dtype)
+        factor, verdict = self._stop_factor(tree, max_iters)
         if factor is None:
             if options.early_stopping == "auto":
                 max_iters = min(max_iters, AUTO_MAX_ITER)
@@ -679,11 +673,22 @@ class _Run:
             model, info = refit_from_independent(tree, self.bank, one_way, self.zeros,
                                                  max_iters=max_iters, tol=options.tol,
                                                  early_stopping=factor, dtype=options.dtype)
-        if holdout is not None:
-            info["holdout"] = holdout
-        if options.early_stopping == "auto":
-            info["factor"] = factor
+        info.update(verdict)
         return model, info
+
+    def _stop_factor(self, tree: JunctionTree, max_iters: int) -> tuple[float | None, dict]:
+        """The final estimation's discrepancy factor (None: run on from the last
+        round's model) and what ``estimation_info_`` reports of that choice."""
+        mode = self.options.early_stopping
+        if mode == "auto":
+            factor = auto_stop_factor(self.bank.measurements())
+            return factor, {"factor": factor}
+        if mode == "holdout":
+            factor, holdout = holdout_factor(tree, self.halves, self.zeros,
+                                             total=self.model.total, max_iters=max_iters,
+                                             tol=self.options.tol, dtype=self.options.dtype)
+            return factor, {"holdout": holdout}
+        return mode, {}
 
 
 #: The discrepancy factor of ``early_stopping="auto"`` when some noisy count is negative.
