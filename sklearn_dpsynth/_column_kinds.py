@@ -98,9 +98,10 @@ KIND_SHARE = 0.1
 INTEGER_PATTERN = r"[+-]?[0-9]+(?:\.0*)?"
 #: A decimal number, with an optional exponent.
 NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-#: An ISO 8601 date, with an optional time and UTC offset.
+#: An ISO 8601 date, with an optional time (hours 00 to 23: DuckDB would read
+#: ``24:00`` as the next midnight, pandas and Spark as no date) and UTC offset.
 DATE_PATTERN = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-                r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+                r"(?:[T ](?:[01][0-9]|2[0-3]):[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
                 r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?")
 #: A date with a UTC offset.
 OFFSET_PATTERN = r".*(?:Z|[+-][0-9]{2}:?[0-9]{2})"
