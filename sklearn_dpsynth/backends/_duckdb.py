@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..domain import ColumnSpec, Domain
 from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
-                             NUMBER_PATTERN, OFFSET_PATTERN)
+                             NUMBER_PATTERN, OFFSET_PATTERN, SUB_MICROSECOND_PATTERN)
 from .._tableio import CSV_NA_STRINGS, csv_header
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -236,10 +236,13 @@ class DuckDBSource(TableSource):
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
                     f"{self._instant_ns(text, read_in)} // 1000 / 1000000.0))")
-        units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
-                         for i, unit in enumerate(("year", "month", "day", "hour", "minute",
-                                                   "second")))
         n_dates = (len(KIND_CELLS) - 3) // 2  # naive dates, then dates with an offset
+        # nanoseconds past the microsecond (which the cast drops) are finer, as in memory
+        units = (f"WHEN regexp_full_match({text}, {_string(SUB_MICROSECOND_PATTERN)}) "
+                 f"THEN {2 + n_dates} " + " ".join(
+                     f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
+                     for i, unit in enumerate(("year", "month", "day", "hour", "minute",
+                                               "second"))))
         offset = (f"CASE WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) "
                   f"THEN {n_dates} ELSE 0 END")
         dates = f"(CASE {units} ELSE {2 + n_dates} END) + {offset}"
