@@ -51,6 +51,33 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
 
 
+#: A day in microseconds.
+_DAY_US = 86_400_000_000
+
+
+def _wall_clock_instant(wall: str, tz: str) -> str:
+    """SQL for the instant (``TIMESTAMPTZ``) of the naive ``TIMESTAMP`` ``wall`` read
+    as a wall clock of ``tz``; NULL for a time the zone skips or repeats, as in
+    memory (``tz_localize(tz, ambiguous="NaT", nonexistent="NaT")``), where
+    DuckDB's ``timezone`` would shift a skipped time and pick one of a repeated
+    time's instants.  A time is skipped when its instant's wall clock differs;
+    repeated when the instant shifted by the change of offset across the day
+    around it (the zone's one transition near it) has the same wall clock."""
+    zone = _string(tz)
+    instant = f"timezone({zone}, {wall})"
+
+    def wall_at(shift: str) -> str:  # the wall clock of the instant shifted by microseconds
+        return f"timezone({zone}, {instant} + to_microseconds({shift}))"
+
+    def offset_us(shift: str) -> str:  # the zone's offset at the shifted instant
+        return f"(epoch_us({wall_at(shift)}) - epoch_us({instant}) - ({shift}))"
+
+    change = f"abs({offset_us(str(_DAY_US))} - {offset_us(str(-_DAY_US))})"
+    return (f"(CASE WHEN {wall_at('0')} <> {wall} THEN NULL "
+            f"WHEN {change} <> 0 AND ({wall_at(change)} = {wall} "
+            f"OR {wall_at(f'-({change})')} = {wall}) THEN NULL ELSE {instant} END)")
+
+
 def _epoch_ns(timestamp: str) -> str:
     """SQL for the nanoseconds since the epoch of ``timestamp``, NULL outside the
     nanosecond range: such a date does not read as a date, as in memory
@@ -217,7 +244,7 @@ class DuckDBSource(TableSource):
         a wall-clock time in ``tz`` or UTC); NULL for any other text."""
         naive = f"TRY_CAST({text} AS TIMESTAMP)"
         if tz is not None:
-            naive = f"timezone({_string(tz)}, {naive})"
+            naive = _wall_clock_instant(naive, tz)
         aware = f"TRY_CAST({text} AS TIMESTAMPTZ)"
         return (f"(CASE WHEN NOT regexp_full_match({text}, {_string(DATE_PATTERN)}) THEN NULL "
                 f"WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) THEN "
