@@ -79,7 +79,7 @@ from .exceptions import DomainInferenceWarning, PrivacyWarning
 from .privacy import LedgerShare, gaussian_sigma
 
 __all__ = ["ColumnKind", "KIND_SHARE", "KIND_CELLS", "NS_RANGE_US", "NUMBER_PATTERN",
-           "DATE_PATTERN", "INTEGER_PATTERN", "OFFSET_PATTERN",
+           "DATE_PATTERN", "INTEGER_PATTERN", "OFFSET_PATTERN", "SUB_MICROSECOND_PATTERN",
            "is_text", "columns_to_measure", "read_kinds", "choose_kind", "choose_unit",
            "annotate_domain", "kind_counts", "unhashable_check", "read_like",
            "read_engine_kinds",
@@ -98,12 +98,17 @@ KIND_SHARE = 0.1
 INTEGER_PATTERN = r"[+-]?[0-9]+(?:\.0*)?"
 #: A decimal number, with an optional exponent.
 NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-#: An ISO 8601 date, with an optional time and UTC offset.
+#: An ISO 8601 date, with an optional time (hours 00 to 23: DuckDB would read
+#: ``24:00`` as the next midnight, pandas and Spark as no date) and UTC offset.
 DATE_PATTERN = (r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-                r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
+                r"(?:[T ](?:[01][0-9]|2[0-3]):[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?"
                 r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?")
 #: A date with a UTC offset.
 OFFSET_PATTERN = r".*(?:Z|[+-][0-9]{2}:?[0-9]{2})"
+#: A date whose seconds fraction goes past the microsecond (a digit other than 0
+#: after the sixth): finer than a second in memory, which reads nanoseconds,
+#: while the engines read microseconds; they find it by this rule instead.
+SUB_MICROSECOND_PATTERN = r".*\.[0-9]{6}0*[1-9].*"
 
 _UNITS = ("year", "month", "day", "hour", "minute", "second")
 #: Cells of a column's kind histogram: every present value lands in one.

@@ -463,3 +463,29 @@ def test_a_zoned_timestamp_near_2262_counts_by_its_unit_as_in_memory():
         "('2020-01-01 00:00:00+00'), ('2262-04-11 23:00:00+00')) t(x)")
     engine = open_source(relation).kind_counts_many({"when": "America/New_York"})["when"]
     np.testing.assert_array_equal(engine, datetime_counts(frame["when"], "America/New_York"))
+
+
+@pytest.mark.parametrize("value, tz", [("2020-10-25 02:30", "Europe/Paris"),   # repeated
+                                       ("2020-03-29 02:30", "Europe/Paris"),   # skipped
+                                       ("2020-04-05 01:45", "Australia/Lord_Howe")])  # 30 min
+def test_a_wall_clock_the_zone_skips_or_repeats_is_no_date_on_duckdb_as_in_memory(value, tz):
+    """A text time that the declared zone skips or repeats (a daylight-saving change)
+    is no date in memory (``tz_localize`` gives NaT); DuckDB's ``timezone`` would
+    shift or pick an instant.  Both count it as text, and a declared column
+    holding it is refused on both (naming the column, never the value), where
+    DuckDB fitted it before."""
+    import duckdb
+
+    from sklearn_dpsynth import IndependentSynthesizer
+    from sklearn_dpsynth._column_kinds import kind_counts
+    from sklearn_dpsynth.backends import open_source
+
+    days = list(pd.date_range("2020-01-01", periods=300, freq="D").strftime("%Y-%m-%d %H:%M"))
+    frame = pd.DataFrame({"when": days + [value], "c": ["a"] * 301}, dtype=object)
+    engine = open_source(duckdb.connect().from_df(frame)).kind_counts_many({"when": tz})["when"]
+    np.testing.assert_array_equal(engine, kind_counts(frame["when"], tz))
+    declared = {"when": {"kind": "datetime", "tz": tz, "unit": "day"}, "c": {"kind": "category"}}
+    for table in (frame, duckdb.connect().from_df(frame)):
+        with pytest.raises(ValueError, match="column 'when'") as error:
+            IndependentSynthesizer(random_state=0, domain=declared).fit(table, epsilon=1.0)
+        assert value[:10] not in str(error.value)

@@ -439,3 +439,15 @@ def test_iso_dates_with_an_offset_to_the_minute_count_and_read_as_in_memory(spar
         source._read_text("a", ColumnKind("datetime"), False)).collect()]
     expected = pd.to_datetime(pd.Series(values[:4]), format="ISO8601", utc=True)
     assert read[:4] == [s.timestamp() for s in expected]
+
+
+def test_nanoseconds_past_the_microsecond_count_as_finer_as_in_memory(spark):
+    """Spark reads text dates to the microsecond; a fraction past it (``.000000500``)
+    is finer than a second in memory, and lands in the finer cell here too."""
+    from sklearn_dpsynth._column_kinds import kind_counts
+
+    values = ["2020-06-01 10:00:00.000000500", "2020-06-01T10:00:00.0000005Z",
+              "2020-06-01 10:00:00.000000000", "2020-06-01 24:00", "2020-06-01 10:00:00"]
+    source = open_spark(spark.createDataFrame([(v,) for v in values], "a string"))
+    engine = source.kind_counts_many({"a": None})["a"]
+    np.testing.assert_array_equal(engine, kind_counts(pd.Series(values, dtype=object)))

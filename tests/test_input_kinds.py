@@ -497,3 +497,40 @@ def test_a_typed_instant_whose_zone_wall_clock_passes_2262_counts_by_its_unit():
     stamps = stamps.dt.as_unit("ns").dt.tz_convert("Europe/Paris")
     counts = datetime_counts(stamps, "Europe/Paris")
     assert counts[3 + 3] == 2 and counts[3 + 6] == 1  # Paris: 01:00 twice (hours), then finer
+
+
+@pytest.mark.parametrize("value", ["2020-06-01 24:00", "2020-06-01T24:00:00Z"])
+def test_hour_24_is_text_on_duckdb_as_in_memory(value):
+    """``24:00`` is no date in memory (pandas) or Spark; DuckDB's cast reads it as the
+    next midnight, so the public date rule refuses the hour before any engine
+    parses: one such row lands in the same kind cell (text) everywhere."""
+    duckdb = pytest.importorskip("duckdb")
+    from sklearn_dpsynth.backends import open_source
+
+    frame = pd.DataFrame({"when": ["2020-01-01", value]}, dtype=object)
+    memory = kind_counts(frame["when"])
+    engine = open_source(duckdb.connect().from_df(frame)).kind_counts_many(
+        {"when": None})["when"]
+    np.testing.assert_array_equal(memory, engine)
+    assert memory[KIND_CELLS.index("text")] == 1
+
+
+@pytest.mark.parametrize("tz", [None, "Europe/Paris"])
+def test_nanoseconds_past_the_microsecond_are_finer_on_duckdb_as_in_memory(tz):
+    """Memory reads text dates to the nanosecond (``.000000500`` past 10:00 is finer
+    than a second); DuckDB's cast keeps microseconds, so it would count the hour.
+    The public rule puts such a date in the finer cell on both, with or without
+    an offset; six digits (or trailing zeros) keep their unit."""
+    duckdb = pytest.importorskip("duckdb")
+    from sklearn_dpsynth.backends import open_source
+
+    values = ["2020-06-01 10:00:00.000000500", "2020-06-01T10:00:00.0000005Z",
+              "2020-06-01 10:00:00.000000000", "2020-06-01 10:00:00.123456",
+              "2020-06-01 10:00:00.1234560", "2020-06-01 10:00:00.000000"]
+    frame = pd.DataFrame({"when": values}, dtype=object)
+    memory = kind_counts(frame["when"], tz)
+    engine = open_source(duckdb.connect().from_df(frame)).kind_counts_many(
+        {"when": tz})["when"]
+    np.testing.assert_array_equal(memory, engine)
+    assert memory[KIND_CELLS.index("finer")] == 3
+    assert memory[KIND_CELLS.index("finer with offset")] == 1

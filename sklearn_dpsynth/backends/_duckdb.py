@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..domain import ColumnSpec, Domain
 from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
-                             NUMBER_PATTERN, OFFSET_PATTERN)
+                             NUMBER_PATTERN, OFFSET_PATTERN, SUB_MICROSECOND_PATTERN)
 from .._tableio import CSV_NA_STRINGS, csv_header
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -49,6 +49,33 @@ _VIEW_IDS = itertools.count()
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT")
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+
+
+#: A day in microseconds.
+_DAY_US = 86_400_000_000
+
+
+def _wall_clock_instant(wall: str, tz: str) -> str:
+    """SQL for the instant (``TIMESTAMPTZ``) of the naive ``TIMESTAMP`` ``wall`` read
+    as a wall clock of ``tz``; NULL for a time the zone skips or repeats, as in
+    memory (``tz_localize(tz, ambiguous="NaT", nonexistent="NaT")``), where
+    DuckDB's ``timezone`` would shift a skipped time and pick one of a repeated
+    time's instants.  A time is skipped when its instant's wall clock differs;
+    repeated when the instant shifted by the change of offset across the day
+    around it (the zone's one transition near it) has the same wall clock."""
+    zone = _string(tz)
+    instant = f"timezone({zone}, {wall})"
+
+    def wall_at(shift: str) -> str:  # the wall clock of the instant shifted by microseconds
+        return f"timezone({zone}, {instant} + to_microseconds({shift}))"
+
+    def offset_us(shift: str) -> str:  # the zone's offset at the shifted instant
+        return f"(epoch_us({wall_at(shift)}) - epoch_us({instant}) - ({shift}))"
+
+    change = f"abs({offset_us(str(_DAY_US))} - {offset_us(str(-_DAY_US))})"
+    return (f"(CASE WHEN {wall_at('0')} <> {wall} THEN NULL "
+            f"WHEN {change} <> 0 AND ({wall_at(change)} = {wall} "
+            f"OR {wall_at(f'-({change})')} = {wall}) THEN NULL ELSE {instant} END)")
 
 
 def _epoch_ns(timestamp: str) -> str:
@@ -217,7 +244,7 @@ class DuckDBSource(TableSource):
         a wall-clock time in ``tz`` or UTC); NULL for any other text."""
         naive = f"TRY_CAST({text} AS TIMESTAMP)"
         if tz is not None:
-            naive = f"timezone({_string(tz)}, {naive})"
+            naive = _wall_clock_instant(naive, tz)
         aware = f"TRY_CAST({text} AS TIMESTAMPTZ)"
         return (f"(CASE WHEN NOT regexp_full_match({text}, {_string(DATE_PATTERN)}) THEN NULL "
                 f"WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) THEN "
@@ -236,10 +263,13 @@ class DuckDBSource(TableSource):
         if tz is not None:  # the wall clock in tz of the instant
             wall = (f"timezone({_string(tz)}, to_timestamp("
                     f"{self._instant_ns(text, read_in)} // 1000 / 1000000.0))")
-        units = " ".join(f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
-                         for i, unit in enumerate(("year", "month", "day", "hour", "minute",
-                                                   "second")))
         n_dates = (len(KIND_CELLS) - 3) // 2  # naive dates, then dates with an offset
+        # nanoseconds past the microsecond (which the cast drops) are finer, as in memory
+        units = (f"WHEN regexp_full_match({text}, {_string(SUB_MICROSECOND_PATTERN)}) "
+                 f"THEN {2 + n_dates} " + " ".join(
+                     f"WHEN {wall} = date_trunc('{unit}', {wall}) THEN {3 + i}"
+                     for i, unit in enumerate(("year", "month", "day", "hour", "minute",
+                                               "second"))))
         offset = (f"CASE WHEN regexp_full_match({text}, {_string(OFFSET_PATTERN)}) "
                   f"THEN {n_dates} ELSE 0 END")
         dates = f"(CASE {units} ELSE {2 + n_dates} END) + {offset}"

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
-                             NUMBER_PATTERN, OFFSET_PATTERN)
+                             NUMBER_PATTERN, OFFSET_PATTERN, SUB_MICROSECOND_PATTERN)
 from ..domain import ColumnSpec, Domain
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -314,7 +314,9 @@ class SparkSource(TableSource):
         return (F.when(text.isNull(), F.lit(None))
                 .when(text.rlike(f"^(?:{INTEGER_PATTERN})$"), 0)
                 .when(text.rlike(f"^(?:{NUMBER_PATTERN})$"), 1)
-                .when(micros.isNotNull(), _micros_unit_cell(micros) + offset)
+                .when(micros.isNotNull(), offset + F.when(  # nanoseconds past a microsecond
+                    text.rlike(f"^(?:{SUB_MICROSECOND_PATTERN})$"), F.lit(2 + n_dates))
+                      .otherwise(_micros_unit_cell(micros)))
                 .otherwise(2))
 
     def category_counts_many(self, names: Sequence[Hashable]) -> list[tuple[list, np.ndarray]]:
