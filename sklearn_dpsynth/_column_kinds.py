@@ -184,6 +184,11 @@ def _dtype_tz(dtype: Any) -> str | None:
 _UTC_NAMES = frozenset({"UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "ZULU", "UNIVERSAL"})
 
 
+def is_utc_name(tz: Any) -> bool:
+    """Whether a declared zone name means UTC (``"UTC"``, ``"Etc/UTC"``, ``"GMT"``, ...)."""
+    return str(tz).upper() in _UTC_NAMES
+
+
 def check_wall_clock_zones(wall_clock: Sequence[Hashable],
                            declared: Mapping[Hashable, Any]) -> None:
     """ValueError naming the first column of naive datetimes declared with a time zone.
@@ -211,7 +216,7 @@ def check_wall_clock_zones(wall_clock: Sequence[Hashable],
         if name not in declared:
             continue
         tz = declared_kind(declared[name])[2]
-        if tz is not None and str(tz).upper() not in _UTC_NAMES:
+        if tz is not None and not is_utc_name(tz):
             raise ValueError(
                 f"column {name!r} holds datetimes without a time zone (naive) but is declared "
                 f"with tz={str(tz)!r}: localize it to that zone first (pandas: "

@@ -451,3 +451,18 @@ def test_nanoseconds_past_the_microsecond_count_as_finer_as_in_memory(spark):
     source = open_spark(spark.createDataFrame([(v,) for v in values], "a string"))
     engine = source.kind_counts_many({"a": None})["a"]
     np.testing.assert_array_equal(engine, kind_counts(pd.Series(values, dtype=object)))
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Etc/UTC", "GMT", "Z"])
+def test_text_dates_may_be_declared_in_any_name_of_utc_on_spark(tz):
+    # the same names memory accepts for a zone-less reading (check_wall_clock_zones)
+    from sklearn_dpsynth.backends._spark import _refuse_zones
+
+    _refuse_zones({"when": tz})
+
+
+def test_text_dates_in_another_zone_are_refused_on_spark_naming_the_column():
+    from sklearn_dpsynth.backends._spark import _refuse_zones
+
+    with pytest.raises(ValueError, match="column 'when'"):
+        _refuse_zones({"when": "Europe/Paris"})

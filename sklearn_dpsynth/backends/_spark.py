@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from .._column_kinds import (DATE_PATTERN, INTEGER_PATTERN, KIND_CELLS, NS_RANGE_US,
-                             NUMBER_PATTERN, OFFSET_PATTERN, SUB_MICROSECOND_PATTERN)
+                             NUMBER_PATTERN, OFFSET_PATTERN, SUB_MICROSECOND_PATTERN,
+                             is_utc_name)
 from ..domain import ColumnSpec, Domain
 from ._engine import (BOUNDS, CATEGORIES, MISSING, NOT_READ, categories_in_order, codes_reason,
                       counts_from_cells, encoding_path, family, histogram_from_cells,
@@ -90,7 +91,7 @@ def _refuse_zones(zones: dict) -> None:
     """ValueError naming the first text column to be read as dates in a time zone
     other than UTC: Spark reads text dates as naive (taken as UTC) or with an offset."""
     for name, tz in zones.items():
-        if tz is not None and str(tz).upper() != "UTC":
+        if tz is not None and not is_utc_name(tz):
             raise ValueError(f"column {name!r}: a Spark text column is read as naive or "
                              "UTC dates; declare it without 'tz', or give it a "
                              "timestamp type.")
