@@ -705,7 +705,8 @@ def auto_stop_factor(measurements: list[Measurement]) -> float | None:
     are negative to probability zero, which is why the final estimation
     stops early (:data:`AUTO_FACTOR`); when no measured noisy count is
     negative there is no such cell, and the fit continues from the last
-    round's model to convergence (None).  A function of the noisy
+    round's model (None; for at most :data:`AUTO_MAX_ITER` steps).  A
+    function of the noisy
     releases only (post-processing).
 
     Parameters
@@ -717,7 +718,7 @@ def auto_stop_factor(measurements: list[Measurement]) -> float | None:
     -------
     float or None
     """
-    if any(float(np.min(m.noisy)) < 0.0 for m in measurements if np.size(m.noisy)):
+    if any(float(np.min(m.noisy)) < 0.0 for m in measurements):
         return AUTO_FACTOR
     return None
 
