@@ -173,7 +173,7 @@ def diagnostics(tree: str, generator: str,
     if generator == "shuffled":
         sampling_module._interleave = _shuffled_groups
     if shares is not None:
-        mst_module.budget_shares = lambda selection, cliques: tuple(
+        mst_module.budget_shares = lambda selection, cliques, selection_weight=1.0: tuple(
             s / sum(shares) for s in shares)
     try:
         yield

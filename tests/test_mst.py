@@ -44,7 +44,7 @@ def _entries(synth, mechanism, prefix=""):
 
 
 # ------------------------------------------------------------------ budget
-def test_ledger_spends_the_whole_budget_in_thirds(fitted):
+def test_ledger_spends_the_whole_budget_in_three_eighths_a_quarter_three_eighths(fitted):
     ledger = fitted.privacy_ledger_
     assert ledger.spent()[0] == pytest.approx(1.0, rel=1e-9)
     rho = ledger.rho_budget
@@ -54,11 +54,14 @@ def test_ledger_spends_the_whole_budget_in_thirds(fitted):
     two_way = _entries(fitted, "gaussian", "2-way")
     # the default stop measures every marginal as two halves of its budget
     assert (len(one_way), len(selections), len(two_way)) == (2 * d, d - 1, 2 * (d - 1))
-    for group in (one_way, selections, two_way):
-        assert sum(e.rho for e in group) == pytest.approx(rho / 3, rel=1e-9)
-    # every half of a 1-way marginal gets noise sqrt(2) sqrt(d / (2 rho/3)): the two
-    # halves' mean has the noise of one release at rho / (3 d), and costs the same
-    sigma = np.sqrt(d / (2 * rho / 3))
+    for group, share in ((one_way, 3 / 8), (selections, 1 / 4), (two_way, 3 / 8)):
+        assert sum(e.rho for e in group) == pytest.approx(share * rho, rel=1e-9)
+    # each selection round is the exponential mechanism at epsilon^2 / 8 = rho / (4 (d - 1))
+    for entry in selections:
+        assert entry.rho == pytest.approx(rho / (4 * (d - 1)), rel=1e-9)
+    # every half of a 1-way marginal gets noise sqrt(2) sqrt(d / (2 * 3 rho / 8)): the two
+    # halves' mean has the noise of one release at 3 rho / (8 d), and costs the same
+    sigma = np.sqrt(d / (2 * 3 * rho / 8))
     for entry in one_way:
         assert entry.noise_scale == pytest.approx(np.sqrt(2) * sigma)
         assert entry.rho == pytest.approx(1 / (2 * 2 * sigma**2), rel=1e-12)
@@ -370,7 +373,7 @@ def test_weights_scale_the_noise_and_keep_the_budget(tree_data):
     assert one_way["1-way marginal 'x1', half 1 of 2"].noise_scale == pytest.approx(
         2 * one_way["1-way marginal 'x0', half 2 of 2"].noise_scale)
     rho = synth.privacy_ledger_.rho_budget
-    assert sum(e.rho for e in one_way.values()) == pytest.approx(rho / 3, rel=1e-9)
+    assert sum(e.rho for e in one_way.values()) == pytest.approx(3 * rho / 8, rel=1e-9)
     assert synth.privacy_ledger_.spent()[0] == pytest.approx(1.0, rel=1e-9)
 
 

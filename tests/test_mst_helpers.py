@@ -200,3 +200,21 @@ def test_budget_shares_split_equally_among_the_phases_that_run(private_selection
     shares = budget_shares(private_selection, measure_cliques)
     assert shares == pytest.approx(expected, abs=1e-15)
     assert sum(shares) == pytest.approx(1.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("private_selection, measure_cliques, expected", [
+    (True, True, (3 / 8, 1 / 4, 3 / 8)),
+    (False, True, (0.5, 0.0, 0.5)),
+    (True, False, (0.6, 0.4, 0.0)),
+    (False, False, (1.0, 0.0, 0.0)),
+])
+def test_budget_shares_weigh_the_selection(private_selection, measure_cliques, expected):
+    shares = budget_shares(private_selection, measure_cliques, selection_weight=2 / 3)
+    assert shares == pytest.approx(expected, abs=1e-15)
+    assert sum(shares) == pytest.approx(1.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan")])
+def test_budget_shares_refuse_a_selection_weight_that_is_not_positive(weight):
+    with pytest.raises(ValueError, match="selection_weight"):
+        budget_shares(True, True, selection_weight=weight)

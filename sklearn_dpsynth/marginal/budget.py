@@ -12,8 +12,13 @@ import numpy as np
 __all__ = ["budget_shares"]
 
 
-def budget_shares(private_selection: bool, measure_cliques: bool) -> tuple[float, float, float]:
+def budget_shares(private_selection: bool, measure_cliques: bool,
+                  selection_weight: float = 1.0) -> tuple[float, float, float]:
     """Shares of the budget of 1-way measurement, selection and clique measurement.
+
+    Each phase that runs gets a weight -- 1 for each measuring phase,
+    ``selection_weight`` for the selection -- and the shares are the
+    weights over their sum.
 
     Parameters
     ----------
@@ -22,12 +27,17 @@ def budget_shares(private_selection: bool, measure_cliques: bool) -> tuple[float
         selection share is 0).
     measure_cliques : bool
         Whether pairs are measured at all (else their share is 0).
+    selection_weight : float, default=1.0
+        The selection's weight against each measuring phase's 1 (``> 0``);
+        1 splits equally among the phases that run.
 
     Returns
     -------
     tuple of float
-        The three shares, equal among the phases that run, adding up to 1.
+        The three shares, adding up to 1.
     """
-    parts = np.array([1.0, float(private_selection), float(measure_cliques)])
+    if not selection_weight > 0:
+        raise ValueError(f"selection_weight must be positive, got {selection_weight!r}.")
+    parts = np.array([1.0, selection_weight * float(private_selection), float(measure_cliques)])
     shares = parts / parts.sum()
     return float(shares[0]), float(shares[1]), float(shares[2])
