@@ -8,6 +8,7 @@ import pytest
 from sklearn_dpsynth.backends import NumpyTable
 from sklearn_dpsynth.datasets import make_bayesnet
 from sklearn_dpsynth.marginal.aim import AIMSynthesizer
+from sklearn_dpsynth.marginal.aim import _estimator as aim_estimator
 from sklearn_dpsynth.marginal.aim._estimator import AUTO_FACTOR, auto_stop_factor
 from sklearn_dpsynth.marginal.candidates import CandidateScorer, _ABS_NOISE
 from sklearn_dpsynth.marginal.workload import candidate_weights
@@ -65,15 +66,33 @@ def _aim(net, **params):
                           random_state=0, **params)
 
 
-def test_auto_stop_is_the_fixed_factor_when_a_noisy_count_is_negative(net):
-    """Sparse marginals at a small budget: some noisy count is negative, so "auto"
-    is exactly ``early_stopping=0.7`` (same rounds, same final model)."""
+def test_auto_stop_on_a_small_model_is_the_holdout_stop(net):
+    """Sparse marginals at a small budget: some noisy count is negative and the final
+    model is small, so "auto" reads its factor off the noise split: exactly
+    ``early_stopping="holdout"`` (same halves, same rounds, same final model)."""
     auto = _aim(net, early_stopping="auto").fit(net.frame, epsilon=0.3)
-    fixed = _aim(net, early_stopping=AUTO_FACTOR).fit(net.frame, epsilon=0.3)
-    assert auto.estimation_info_["factor"] == AUTO_FACTOR
-    assert auto.cliques_ == fixed.cliques_
-    for a, b in zip(auto.model_.tables, fixed.model_.tables):
+    holdout = _aim(net, early_stopping="holdout").fit(net.frame, epsilon=0.3)
+    assert auto.history_[-1]["model_size_mb"] <= aim_estimator.AUTO_HOLDOUT_MAX_MB
+    assert auto.estimation_info_["holdout"] == holdout.estimation_info_["holdout"]
+    assert auto.estimation_info_["factor"] == holdout.estimation_info_["holdout"]["factor"]
+    assert auto.cliques_ == holdout.cliques_
+    for a, b in zip(auto.model_.tables, holdout.model_.tables):
         np.testing.assert_array_equal(a, b)
+    assert ([(e.rho, e.target) for e in auto.privacy_ledger_.entries]
+            == [(e.rho, e.target) for e in holdout.privacy_ledger_.entries])
+
+
+def test_auto_stop_above_the_size_is_the_fixed_factor(net, monkeypatch):
+    """The same fit with a final model above ``AUTO_HOLDOUT_MAX_MB``: no folds, the
+    factor is 0.7, and the rounds are those of the run that did fold."""
+    small = _aim(net).fit(net.frame, epsilon=0.3)
+    monkeypatch.setattr(aim_estimator, "AUTO_HOLDOUT_MAX_MB", 0.0)
+    large = _aim(net).fit(net.frame, epsilon=0.3)
+    assert large.estimation_info_["factor"] == AUTO_FACTOR
+    assert "holdout" not in large.estimation_info_
+    assert large.estimation_info_["stopped_by"] in ("target", "out of reach")
+    assert large.cliques_ == small.cliques_
+    assert large.history_ == small.history_
 
 
 def test_auto_stop_runs_on_from_the_last_round_without_negative_counts():
@@ -106,7 +125,7 @@ def _dense_pair(n=20000):
 def test_auto_stop_ledger_for_neighbouring_tables(net, dense):
     """D and D' one row apart, same seed: the same initial releases at the same
     costs and the same total, whichever way "auto" decides; the choice spends
-    nothing (one Gaussian release per measurement, one selection per round)."""
+    nothing (two Gaussian halves per measurement, one selection per round)."""
     frame = _dense_pair() if dense else net.frame
     ledgers = []
     for table in (frame, frame.iloc[:-1]):
@@ -116,14 +135,18 @@ def test_auto_stop_ledger_for_neighbouring_tables(net, dense):
             synth = _aim(net)
         synth.fit(table, epsilon=5.0 if dense else 1.0)
         assert synth.early_stopping == "auto"
-        assert synth.estimation_info_["factor"] == (None if dense else AUTO_FACTOR)
+        info = synth.estimation_info_
+        if dense:
+            assert info["factor"] is None and "holdout" not in info
+        else:
+            assert info["factor"] == info["holdout"]["factor"]
         ledger = synth.privacy_ledger_
         kinds = [e.mechanism for e in ledger.entries]
-        assert kinds.count("gaussian") == len(synth.cliques_)
+        assert kinds.count("gaussian") == 2 * len(synth.cliques_)
         assert kinds.count("exponential") == synth.n_rounds_
         ledgers.append(ledger)
     d = frame.shape[1]
-    first = [[(e.mechanism, e.rho, e.noise_scale, e.target) for e in ledger.entries[:d]]
+    first = [[(e.mechanism, e.rho, e.noise_scale, e.target) for e in ledger.entries[:2 * d]]
              for ledger in ledgers]
     assert first[0] == first[1]
     assert ledgers[0].spent() == pytest.approx(ledgers[1].spent(), rel=1e-12)

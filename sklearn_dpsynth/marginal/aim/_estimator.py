@@ -160,10 +160,15 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         released as two halves of its budget): ``tau`` is read off the
         folds, and where a fold's held-out loss is still falling at its
         end the run continues as with ``None``.  ``"auto"`` (the default)
-        is ``tau = 0.7`` when some merged noisy count is negative, and
-        otherwise continues from the model before the last round's
-        measurement for at most 300 steps (and ``final_max_iter``): a
-        function of the noisy counts only.  See Notes.
+        also releases every marginal as two halves; when some merged noisy
+        count is negative it reads ``tau`` off the folds as ``"holdout"``
+        does on a final model of at most 16 MiB (``AUTO_HOLDOUT_MAX_MB``;
+        above it the folds would cost more than the fit, and ``tau = 0.7``),
+        and when none is negative it continues from the model before the
+        last round's measurement for at most 300 steps (and
+        ``final_max_iter``), as it also does where the folds ask to run on:
+        a function of the noisy counts and the selected cliques only.  See
+        Notes.
     structural_zeros : dict, default=None
         ``{columns: cells}`` of cells known to be impossible: ``columns`` a
         tuple of column names, ``cells`` a list of tuples of raw values (one
@@ -230,7 +235,8 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         estimation, and ``stopped_by`` (``"target"``, ``"out of reach"``
         or None: ``tol`` or ``final_max_iter``; absent when the run
         continued from the last round's model); with ``"auto"`` also
-        ``factor`` (0.7, or None when it continued); with ``early_stopping="holdout"`` also
+        ``factor`` (the factor used, or None when it continued); with
+        ``early_stopping="holdout"``, and with ``"auto"`` where it folded, also
         ``holdout``: ``factor`` (the factor used; None when the run
         continued to convergence) and each fold's ``factor``,
         ``best_iteration``, ``iterations`` and ``best_at_end``.
@@ -250,7 +256,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     one row.  Every marginal (contingency table) then changes by 1 in one
     cell: its L2 sensitivity is 1, so releasing it with Gaussian noise of
     standard deviation ``sigma`` is ``1 / (2 sigma^2)``-zCDP; with
-    ``early_stopping="holdout"`` each measurement is two releases at
+    ``early_stopping="holdout"`` or ``"auto"`` each measurement is two releases at
     ``sqrt(2) sigma``, ``1 / (4 sigma^2)`` each, together the same cost
     (the ledger records both halves).  The model
     used in a round is a function of earlier releases only
@@ -321,11 +327,14 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     showed overfitting and the final estimation continues from the last
     round's model to convergence.  That costs two extra estimations on the final tree;
     ``estimation_info_["holdout"]`` records the folds and the choice.
-    It is not the default yet: on that table it raised the mean valid
-    share from 0.56 to 0.68 but one seed of three stayed below 0.5 (its
-    rounds covered fewer column pairs) and the folds doubled the fit time
-    on models of the full 2^20 cells; figures in ``benchmarks/README.md``
-    ("AIM on binary tables with high-order structure").  On tables whose
+    The default ``"auto"`` folds only where some noisy count is negative
+    and the final model is at most 16 MiB: there the folds cost little,
+    and they lowered the 2-way error against the fixed 0.7 (16-64 seeds:
+    Texas at epsilon 1 0.0284 to 0.0264, at 0.3 0.0549 to 0.0524;
+    ``bayesnet`` at 0.3 0.0081 to 0.0076; Adult level at epsilon 1); on
+    the largest models (Texas and Adult at epsilon 10, 55-75 MiB) the
+    folds took two to three times the fit, so those keep 0.7; figures in
+    ``benchmarks/README.md`` ("AIM's stop folds on small models").  On tables whose
     measurements no distribution fits to that target (Texas: the lowest
     reachable loss is above it), the out-of-reach test ends the final
     estimation after 314-589 steps instead of the 1,000-step cap; where
@@ -515,7 +524,7 @@ class _Run:
         self.bank = MeasurementBank(list(options.model_domain.attributes))
         #: The two halves of every release (``early_stopping="holdout"``), else None.
         self.halves: tuple[MeasurementBank, MeasurementBank] | None = None
-        if options.early_stopping == "holdout":
+        if options.early_stopping in ("holdout", "auto"):
             self.halves = (MeasurementBank(self.bank.names), MeasurementBank(self.bank.names))
         self.measured: list[tuple[int, ...]] = []
         self.history: list[dict] = []
@@ -531,7 +540,7 @@ class _Run:
     def measure(self, marginal: tuple[int, ...], sigma: float) -> None:
         """Release ``marginal`` with the Gaussian mechanism at ``sigma`` and bank it.
 
-        With ``early_stopping="holdout"`` it is released twice at
+        With ``early_stopping="holdout"`` or ``"auto"`` it is released twice at
         ``sqrt(2) sigma`` (each ``1 / (4 sigma^2)``-zCDP, together the cost
         of one release at ``sigma``); the rounds use the mean of the two
         (noise variance ``sigma^2``), the final estimation's stopping
@@ -682,17 +691,26 @@ class _Run:
         mode = self.options.early_stopping
         if mode == "auto":
             factor = auto_stop_factor(self.bank.measurements())
-            return factor, {"factor": factor}
+            if factor is None or tree.size_mb > AUTO_HOLDOUT_MAX_MB:
+                return factor, {"factor": factor}
+            mode = "holdout"
         if mode == "holdout":
             factor, holdout = holdout_factor(tree, self.halves, self.zeros,
                                              total=self.model.total, max_iters=max_iters,
                                              tol=self.options.tol, dtype=self.options.dtype)
+            if self.options.early_stopping == "auto":
+                return factor, {"factor": factor, "holdout": holdout}
             return factor, {"holdout": holdout}
         return mode, {}
 
 
 #: The discrepancy factor of ``early_stopping="auto"`` when some noisy count is negative.
 AUTO_FACTOR = 0.7
+#: Largest final model (MiB, 8 bytes a cell) on which ``early_stopping="auto"``
+#: reads its factor off the noise split when some noisy count is negative
+#: (two extra estimations on the final tree); above it the factor is
+#: :data:`AUTO_FACTOR`.  The size is a function of the selected cliques only.
+AUTO_HOLDOUT_MAX_MB = 16.0
 #: Most steps of the ``early_stopping="auto"`` final estimation when it runs on
 #: from the last round's model (at most ``final_max_iter``).
 AUTO_MAX_ITER = 300
