@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 from html.parser import HTMLParser
 
 import numpy as np
@@ -22,7 +23,7 @@ from sklearn_dpsynth.metrics import (  # noqa: E402
 from sklearn_dpsynth.metrics.threads import thread_limit  # noqa: E402
 from sklearn_dpsynth.domain import ColumnSpec  # noqa: E402
 from sklearn_dpsynth.report import build_report, write_report  # noqa: E402
-from sklearn_dpsynth.report._build import _other_only_columns  # noqa: E402
+from sklearn_dpsynth.report._build import _clip_cause, _other_only_columns  # noqa: E402
 
 DOMAIN = {"a": ["x", "y", "z"], "b": (0, 10), "<c&>": ["u", "v"]}
 
@@ -322,8 +323,36 @@ def test_overview_flags_numeric_ranges_past_the_other_table():
     flags = build_report(real, synth).split('<div class="flags">')[1].split("</div>")[0]
     assert "lon: 3.0% of the synthetic values lie beyond the real range" in flags
     assert "lat: 10.0% of the real values lie beyond the synthetic range" in flags
+    assert "may have cut them off" in flags  # no model: the report cannot tell why
     assert flags.count("<li>") == 2
     assert '<div class="flags">' not in build_report(real, real.sample(frac=1, random_state=1))
+
+
+def test_a_tail_inside_the_models_declared_range_is_not_blamed_on_the_range():
+    """Bounds declared wider than the data, synthetic values that stop short of the
+    real top: the flag says the tail lies inside the model's range, not that the
+    range cut it off."""
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"lat": np.r_[rng.uniform(25, 50, 900), rng.uniform(55, 70, 100)],
+                         "c": rng.choice(["a", "b"], 1000)})
+    model = IndependentSynthesizer(
+        domain={"lat": {"kind": "numeric", "bounds": [20, 75]},
+                "c": {"kind": "categorical", "categories": ["a", "b"]}},
+        random_state=0).fit(real, epsilon=1.0)
+    synth = real.assign(lat=np.r_[real["lat"][:900], real["lat"][:100]])
+    flags = build_report(real, synth, model=model).split('<div class="flags">')[1]
+    flags = html.unescape(flags.split("</div>")[0])
+    assert ("lat: 10.0% of the real values lie beyond the synthetic range (all inside the "
+            "model's range [20, 75]") in flags
+    assert "cut them off" not in flags
+
+
+def test_clip_cause_names_the_share_outside_the_models_range():
+    values = np.r_[np.linspace(0, 9, 90), np.linspace(11, 20, 10)]
+    assert _clip_cause(values, (0.0, 10.0)).startswith(
+        "(10.0% lie outside the model's range [0, 10], which cut them off")
+    assert _clip_cause(values, (0.0, 20.0)).startswith("(all inside the model's range [0, 20]")
+    assert "may have cut them off" in _clip_cause(values, None)
 
 
 def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():

@@ -280,9 +280,12 @@ COLLAPSE_SHARE = 0.9
 RANGE_SHARE = 0.01
 
 
-def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> list[str]:
+def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict,
+                 model: Any = None) -> list[str]:
     """Numeric columns whose synthetic values go past the real range, or whose
-    real values lie past the synthetic range (a range that clipped the data)."""
+    real values lie past the synthetic range: cut off by the model's range
+    (when ``model``'s domain shows it), or a tail the synthetic values do not
+    reach inside that range."""
     flags = []
     for column in real.columns:
         if _figure_kind(real[column], kinds[column]) != "numeric":
@@ -298,9 +301,34 @@ def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict) -> list[s
         clipped = _outside(real_values, synth_values)
         if clipped >= RANGE_SHARE:
             flags.append(f"{column}: {clipped:.1%} of the real values lie beyond the "
-                         "synthetic range (the model's range cut them off: declare the "
-                         "column's documented bounds).")
+                         f"synthetic range {_clip_cause(real_values, _model_range(model, column))}")
     return flags
+
+
+def _model_range(model: Any, column: Any) -> tuple[float, float] | None:
+    """The lowest and highest edge of a plain numeric column in ``model``'s domain."""
+    specs = getattr(model, "domain_", None)
+    if specs is None or column not in specs.columns:
+        return None
+    spec = specs[column]
+    if spec.kind != "numeric" or spec.value_type != "number":
+        return None
+    return float(spec.edges[0]), float(spec.edges[-1])
+
+
+def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None) -> str:
+    """Why real values lie past the synthetic range, as far as the report can tell."""
+    if model_range is None:
+        return ("(the model's range may have cut them off: declare the column's documented "
+                "bounds; or the noise hid a thin tail).")
+    low, high = model_range
+    cut = float(np.mean((real_values < low) | (real_values > high)))
+    if cut > 0:
+        return (f"({cut:.1%} lie outside the model's range [{low:g}, {high:g}], which cut "
+                "them off: declare the column's documented bounds).")
+    return (f"(all inside the model's range [{low:g}, {high:g}]: the model gives that thin "
+            "tail little or no mass, its noisy counts being small; more budget or coarser "
+            "bins keep more of it).")
 
 
 def _outside(values: np.ndarray, reference: np.ndarray) -> float:
@@ -488,7 +516,7 @@ def build_report(
         f"<p>{len(real_df)} real rows, {len(synth_df)} synthetic rows"
         + ("" if holdout_df is None else f", {len(holdout_df)} holdout rows")
         + f", {real_df.shape[1]} columns.</p>"
-        + _overview(scores, collapse_flags + _range_flags(real_df, synth_df, kinds))))
+        + _overview(scores, collapse_flags + _range_flags(real_df, synth_df, kinds, model))))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
