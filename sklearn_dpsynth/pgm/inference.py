@@ -29,7 +29,11 @@ __all__ = ["MessagePlan", "message_plan", "ReductionPlan", "reduction_plan",
            "belief_propagation", "calibrate", "CalibratedBeliefs", "potentials_from_marginals",
            "ShiftGuesses", "subset_marginals"]
 
+#: Most cells the marginal cache of :class:`CalibratedBeliefs` holds (32 MiB in float64).
 _CACHE_CELLS = 1 << 22
+#: Largest joint table (cells) that :meth:`CalibratedBeliefs.marginals` multiplies
+#: out for the queries no clique covers (else it eliminates them one by one).
+_JOINT_CELLS = 1 << 22
 #: The fixed cost of one variable elimination (Python and numpy calls), in
 #: cell operations: :meth:`CalibratedBeliefs.marginals` multiplies out a
 #: joint table for its uncovered queries only when that is expected to be
@@ -955,7 +959,7 @@ class CalibratedBeliefs:
         joint_cells = math.prod(float(self.tree.domain[a]) for a in attrs)
         clique_cells = np.mean([self.beliefs[i].size for i in nodes])
         one_by_one = len(uncovered) * (2.0 * clique_cells + _ELIMINATION_OVERHEAD)
-        if joint_cells > _CACHE_CELLS or joint_cells * (len(nodes) + 4) > one_by_one:
+        if joint_cells > _JOINT_CELLS or joint_cells * (len(nodes) + 4) > one_by_one:
             for k in uncovered:
                 found[k] = self._eliminated_marginal(keys[k])
             return
