@@ -275,9 +275,10 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     is charged before its output is released, and the final round is sized
     to spend exactly what is left, so the ledger totals the budget ``rho``
     (converted to ``(epsilon, delta)`` by the ledger).  Re-estimation,
-    the choice of the stopping factor, structural zeros (public knowledge),
-    generation, :meth:`marginal` and
-    :meth:`score_samples` use only the noisy releases.
+    the choice of the stopping factor (with ``"auto"``: the signs of the
+    noisy counts, and the final model's size, a function of the selected
+    cliques), structural zeros (public knowledge), generation,
+    :meth:`marginal` and :meth:`score_samples` use only the noisy releases.
 
     **Estimation and speed.** Each round's re-estimation is warm-started
     and limited to ``max_iter`` mirror-descent steps: one new measurement
