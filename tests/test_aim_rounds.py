@@ -82,17 +82,43 @@ def test_auto_stop_on_a_small_model_is_the_holdout_stop(net):
             == [(e.rho, e.target) for e in holdout.privacy_ledger_.entries])
 
 
-def test_auto_stop_above_the_size_is_the_fixed_factor(net, monkeypatch):
-    """The same fit with a final model above ``AUTO_HOLDOUT_MAX_MB``: no folds, the
-    factor is 0.7, and the rounds are those of the run that did fold."""
-    small = _aim(net).fit(net.frame, epsilon=0.3)
-    monkeypatch.setattr(aim_estimator, "AUTO_HOLDOUT_MAX_MB", 0.0)
-    large = _aim(net).fit(net.frame, epsilon=0.3)
+def _aim_seed1(net):
+    return AIMSynthesizer(domain=net.domain, max_iter=30, final_max_iter=300, rounds=20,
+                          random_state=1)
+
+
+def test_auto_stop_compares_the_final_tree_with_the_size(net, monkeypatch):
+    """A fit whose last round grows the model: a threshold between the model
+    before that round and the final one keeps 0.7 (no folds), one at the final
+    size folds; the rounds are the same either way."""
+    small = _aim_seed1(net).fit(net.frame, epsilon=0.5)
+    before, final = (h["model_size_mb"] for h in small.history_[-2:])
+    assert before < final <= aim_estimator.AUTO_HOLDOUT_MAX_MB
+    assert "holdout" in small.estimation_info_
+    monkeypatch.setattr(aim_estimator, "AUTO_HOLDOUT_MAX_MB", (before + final) / 2)
+    large = _aim_seed1(net).fit(net.frame, epsilon=0.5)
     assert large.estimation_info_["factor"] == AUTO_FACTOR
     assert "holdout" not in large.estimation_info_
     assert large.estimation_info_["stopped_by"] in ("target", "out of reach")
     assert large.cliques_ == small.cliques_
     assert large.history_ == small.history_
+    monkeypatch.setattr(aim_estimator, "AUTO_HOLDOUT_MAX_MB", final)
+    again = _aim_seed1(net).fit(net.frame, epsilon=0.5)
+    assert again.estimation_info_["holdout"] == small.estimation_info_["holdout"]
+
+
+def test_auto_stop_runs_on_for_at_most_300_steps_when_a_fold_asks(net, monkeypatch):
+    """Negative counts, a small model, and folds that never saw overfitting:
+    "auto" continues from the last round's model for at most ``AUTO_MAX_ITER``
+    steps (where "holdout" would run to ``final_max_iter``)."""
+    monkeypatch.setattr(aim_estimator, "holdout_factor",
+                        lambda *args, **kwargs: (None, {"factor": None}))
+    synth = AIMSynthesizer(domain=net.domain, max_iter=30, final_max_iter=1000, tol=0.0,
+                           rounds=20, random_state=0).fit(net.frame, epsilon=0.3)
+    info = synth.estimation_info_
+    assert info["factor"] is None and info["holdout"] == {"factor": None}
+    assert "stopped_by" not in info
+    assert info["iterations"] <= aim_estimator.AUTO_MAX_ITER
 
 
 def test_auto_stop_runs_on_from_the_last_round_without_negative_counts():

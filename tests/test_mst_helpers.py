@@ -214,7 +214,7 @@ def test_budget_shares_weigh_the_selection(private_selection, measure_cliques, e
     assert sum(shares) == pytest.approx(1.0, abs=1e-15)
 
 
-@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan")])
+@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan"), float("inf")])
 def test_budget_shares_refuse_a_selection_weight_that_is_not_positive(weight):
     with pytest.raises(ValueError, match="selection_weight"):
         budget_shares(True, True, selection_weight=weight)

@@ -23,7 +23,8 @@ from sklearn_dpsynth.metrics import (  # noqa: E402
 from sklearn_dpsynth.metrics.threads import thread_limit  # noqa: E402
 from sklearn_dpsynth.domain import ColumnSpec  # noqa: E402
 from sklearn_dpsynth.report import build_report, write_report  # noqa: E402
-from sklearn_dpsynth.report._build import _clip_cause, _other_only_columns  # noqa: E402
+from sklearn_dpsynth.report._build import (  # noqa: E402
+    _clip_cause, _model_range, _other_only_columns)
 
 DOMAIN = {"a": ["x", "y", "z"], "b": (0, 10), "<c&>": ["u", "v"]}
 
@@ -345,6 +346,19 @@ def test_a_tail_inside_the_models_declared_range_is_not_blamed_on_the_range():
     assert ("lat: 10.0% of the real values lie beyond the synthetic range (all inside the "
             "model's range [20, 75]") in flags
     assert "cut them off" not in flags
+
+
+def test_model_range_of_an_integer_column_is_its_first_and_last_integer():
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"n": rng.integers(0, 11, 500), "x": rng.uniform(0, 1, 500)})
+    model = IndependentSynthesizer(
+        domain={"n": {"kind": "numeric", "bounds": [0, 10], "integer": True},
+                "x": {"kind": "numeric", "bounds": [0, 1]}},
+        random_state=0).fit(real, epsilon=1.0)
+    assert model.domain_["n"].edges[0] == -0.5  # cut at half-integers
+    assert _model_range(model, "n") == (0.0, 10.0)
+    assert _model_range(model, "x") == (0.0, 1.0)
+    assert _model_range(model, "absent") is None and _model_range(None, "n") is None
 
 
 def test_clip_cause_names_the_share_outside_the_models_range():

@@ -7,6 +7,8 @@ tree's pairs are measured.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["budget_shares"]
@@ -36,8 +38,9 @@ def budget_shares(private_selection: bool, measure_cliques: bool,
     tuple of float
         The three shares, adding up to 1.
     """
-    if not selection_weight > 0:
-        raise ValueError(f"selection_weight must be positive, got {selection_weight!r}.")
+    if not (math.isfinite(selection_weight) and selection_weight > 0):
+        raise ValueError(f"selection_weight must be positive and finite, got "
+                         f"{selection_weight!r}.")
     parts = np.array([1.0, selection_weight * float(private_selection), float(measure_cliques)])
     shares = parts / parts.sum()
     return float(shares[0]), float(shares[1]), float(shares[2])

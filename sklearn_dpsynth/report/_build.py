@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import math
 import os
 import warnings
 from collections.abc import Mapping
@@ -306,14 +307,19 @@ def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict,
 
 
 def _model_range(model: Any, column: Any) -> tuple[float, float] | None:
-    """The lowest and highest edge of a plain numeric column in ``model``'s domain."""
+    """The values a plain numeric column of ``model``'s domain covers: its lowest
+    and highest edge, or for an integer column (cut at half-integers) the
+    first and last integer inside them."""
     specs = getattr(model, "domain_", None)
     if specs is None or column not in specs.columns:
         return None
     spec = specs[column]
     if spec.kind != "numeric" or spec.value_type != "number":
         return None
-    return float(spec.edges[0]), float(spec.edges[-1])
+    low, high = float(spec.edges[0]), float(spec.edges[-1])
+    if spec.integer:
+        return float(math.ceil(low)), float(math.floor(high))
+    return low, high
 
 
 def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None) -> str:

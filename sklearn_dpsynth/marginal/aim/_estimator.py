@@ -163,7 +163,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         also releases every marginal as two halves; when some merged noisy
         count is negative it reads ``tau`` off the folds as ``"holdout"``
         does on a final model of at most 16 MiB (``AUTO_HOLDOUT_MAX_MB``;
-        above it the folds would cost more than the fit, and ``tau = 0.7``),
+        above it, where the folds can cost more than the fit, ``tau = 0.7``),
         and when none is negative it continues from the model before the
         last round's measurement for at most 300 steps (and
         ``final_max_iter``), as it also does where the folds ask to run on:
@@ -238,7 +238,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
         ``factor`` (the factor used, or None when it continued); with
         ``early_stopping="holdout"``, and with ``"auto"`` where it folded, also
         ``holdout``: ``factor`` (the factor used; None when the run
-        continued to convergence) and each fold's ``factor``,
+        continued to convergence, with ``"auto"`` for at most 300 steps) and each fold's ``factor``,
         ``best_iteration``, ``iterations`` and ``best_at_end``.
     privacy_ledger_ : PrivacyLedger
         Every measurement and selection, and its cost.
@@ -304,8 +304,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     about 70 steps and kept 0.43-0.52 of the sampled rows valid on two
     of three seeds, where running on kept about 0.6-0.7 (and gave a
     better held-out likelihood).  The default, ``early_stopping="auto"``,
-    keeps the discrepancy stop only where running on would zero a cell:
-    when some merged noisy count is negative.  When none is, the final
+    stops early only where running on could zero a cell: when some merged
+    noisy count is negative (by the folds below on small models, else at
+    0.7).  When none is, the final
     estimation runs on from the model before the last measurement, for at
     most 300 steps (each step costs a pass over the model, which on that
     table has grown to the full 2^20 cells; the valid share was still
@@ -314,7 +315,7 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     0.91 / 0.92 (seeds 0-2; 0.73 / 0.71 / 0.92 with ``round_settle``, which
     changes the rounds of the large models).  In every other run measured (Adult, Texas,
     a ``make_bayesnet`` table, ``ordered`` and the XOR table, epsilon 0.3
-    to 10) some noisy count was negative, so those fits are unchanged.  ``early_stopping="holdout"`` lets the
+    to 10) some noisy count was negative.  ``early_stopping="holdout"`` lets the
     data decide, as MST's default does: every marginal is released as two
     halves of its budget, and for each of two folds the final estimation
     is fitted to one half (from the independent model of that half's
@@ -334,7 +335,9 @@ class AIMSynthesizer(PGMMixin, BaseSynthesizer):
     Texas at epsilon 1 0.0284 to 0.0264, at 0.3 0.0549 to 0.0524;
     ``bayesnet`` at 0.3 0.0081 to 0.0076; Adult level at epsilon 1); on
     the largest models (Texas and Adult at epsilon 10, 55-75 MiB) the
-    folds took two to three times the fit, so those keep 0.7; figures in
+    folds took two to three times the fit, so models above 16 MiB keep 0.7
+    (a conservative cut: Texas at epsilon 3, 47 MiB, whose folds happened
+    to cost little, keeps 0.7 too); figures in
     ``benchmarks/README.md`` ("AIM's stop folds on small models").  On tables whose
     measurements no distribution fits to that target (Texas: the lowest
     reachable loss is above it), the out-of-reach test ends the final
@@ -523,7 +526,7 @@ class _Run:
         self.labels = options.labels
         self.rho_total = ledger.rho_remaining()
         self.bank = MeasurementBank(list(options.model_domain.attributes))
-        #: The two halves of every release (``early_stopping="holdout"``), else None.
+        #: The two halves of every release (``early_stopping`` "holdout" or "auto"), else None.
         self.halves: tuple[MeasurementBank, MeasurementBank] | None = None
         if options.early_stopping in ("holdout", "auto"):
             self.halves = (MeasurementBank(self.bank.names), MeasurementBank(self.bank.names))
