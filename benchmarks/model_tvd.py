@@ -41,6 +41,8 @@ import pandas as pd
 
 import sklearn_dpsynth.marginal.mst as mst_module
 from sklearn_dpsynth import AIMSynthesizer, MSTSynthesizer
+from sklearn_dpsynth._marginals import contingency_counts
+from sklearn_dpsynth.metrics.marginals import marginal_tvd
 
 from .mst_ordered import _seeds, valid_rows
 from .reference import TABLES, aim_workload, data_folder
@@ -50,13 +52,11 @@ def exact_tvd(model, train: pd.DataFrame, domain: dict, k: int) -> float:
     """Mean TVD between the model's and the table's k-way marginals, over all of them."""
     columns = list(train.columns)
     codes = train.to_numpy()
-    errors = []
-    for subset in itertools.combinations(range(len(columns)), k):
-        names = [columns[j] for j in subset]
-        counts = np.zeros([domain[c] for c in names])
-        np.add.at(counts, tuple(codes[:, j] for j in subset), 1.0)
-        errors.append(0.5 * float(np.abs(model.marginal(names) - counts / len(codes)).sum()))
-    return float(np.mean(errors))
+    sizes = [domain[c] for c in columns]
+    return float(np.mean([
+        marginal_tvd(model.marginal([columns[j] for j in subset]),
+                     contingency_counts(codes, sizes, subset) / len(codes))
+        for subset in itertools.combinations(range(len(columns)), k)]))
 
 
 def valid_probability(model, train: pd.DataFrame) -> float:
