@@ -693,19 +693,17 @@ class _Run:
         """The final estimation's discrepancy factor (None: run on from the last
         round's model) and what ``estimation_info_`` reports of that choice."""
         mode = self.options.early_stopping
+        if mode not in ("auto", "holdout"):
+            return mode, {}
         if mode == "auto":
             factor = auto_stop_factor(self.bank.measurements())
             if factor is None or tree.size_mb > AUTO_HOLDOUT_MAX_MB:
                 return factor, {"factor": factor}
-            mode = "holdout"
-        if mode == "holdout":
-            factor, holdout = holdout_factor(tree, self.halves, self.zeros,
-                                             total=self.model.total, max_iters=max_iters,
-                                             tol=self.options.tol, dtype=self.options.dtype)
-            if self.options.early_stopping == "auto":
-                return factor, {"factor": factor, "holdout": holdout}
-            return factor, {"holdout": holdout}
-        return mode, {}
+        factor, holdout = holdout_factor(tree, self.halves, self.zeros, total=self.model.total,
+                                         max_iters=max_iters, tol=self.options.tol,
+                                         dtype=self.options.dtype)
+        return factor, ({"factor": factor, "holdout": holdout} if mode == "auto"
+                        else {"holdout": holdout})
 
 
 #: The discrepancy factor of ``early_stopping="auto"`` when some noisy count is negative.
