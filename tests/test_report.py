@@ -348,6 +348,26 @@ def test_a_tail_inside_the_models_declared_range_is_not_blamed_on_the_range():
     assert "cut them off" not in flags
 
 
+def test_exact_values_in_a_reached_end_bin_are_told_apart_from_a_tail():
+    """60% exact zeros that the synthetic rows draw across the first bin (0.1 rather
+    than 0): the flag names the end bin and points, not a tail without mass."""
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"x": np.r_[np.zeros(600), rng.uniform(1, 9, 400)],
+                         "c": rng.choice(["a", "b"], 1000)})
+    model = IndependentSynthesizer(
+        domain={"x": {"kind": "numeric", "bounds": [0, 10]},
+                "c": {"kind": "categorical", "categories": ["a", "b"]}},
+        random_state=0).fit(real, epsilon=1.0)
+    assert 0.1 < model.domain_["x"].edges[1]  # 0.1 shares the first bin with 0
+    synth = real.assign(x=np.r_[np.full(600, 0.1), real["x"][600:]])
+    flags = build_report(real, synth, model=model).split('<div class="flags">')[1]
+    flags = html.unescape(flags.split("</div>")[0])
+    assert ("x: 60.0% of the real values lie beyond the synthetic range (all inside the "
+            "model's range [0, 10]: 60.0% lie in the end bins that the synthetic values do "
+            "reach") in flags
+    assert "little or no mass" not in flags
+
+
 def test_model_range_of_an_integer_column_is_its_first_and_last_integer():
     rng = np.random.default_rng(0)
     real = pd.DataFrame({"n": rng.integers(0, 11, 500), "x": rng.uniform(0, 1, 500)})

@@ -301,40 +301,89 @@ def _range_flags(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict,
                          "real range (declare the column's documented bounds).")
         clipped = _outside(real_values, synth_values)
         if clipped >= RANGE_SHARE:
-            flags.append(f"{column}: {clipped:.1%} of the real values lie beyond the "
-                         f"synthetic range {_clip_cause(real_values, _model_range(model, column))}")
+            cause = _clip_cause(real_values, _model_range(model, column), synth_values,
+                                _model_edges(model, column))
+            flags.append(f"{column}: {clipped:.1%} of the real values lie beyond the synthetic "
+                         f"range {cause}")
     return flags
 
 
-def _model_range(model: Any, column: Any) -> tuple[float, float] | None:
-    """The values a plain numeric column of ``model``'s domain covers: its lowest
-    and highest edge, or for an integer column (cut at half-integers) the
-    first and last integer inside them."""
+def _model_edges(model: Any, column: Any) -> np.ndarray | None:
+    """The bin edges of a plain numeric column of ``model``'s domain (else None)."""
     specs = getattr(model, "domain_", None)
     if specs is None or column not in specs.columns:
         return None
     spec = specs[column]
     if spec.kind != "numeric" or spec.value_type != "number":
         return None
-    low, high = float(spec.edges[0]), float(spec.edges[-1])
-    if spec.integer:
+    return spec.edges
+
+
+def _model_range(model: Any, column: Any) -> tuple[float, float] | None:
+    """The values a plain numeric column of ``model``'s domain covers: its lowest
+    and highest edge, or for an integer column (cut at half-integers) the
+    first and last integer inside them."""
+    edges = _model_edges(model, column)
+    if edges is None:
+        return None
+    low, high = float(edges[0]), float(edges[-1])
+    if model.domain_[column].integer:
         return float(math.ceil(low)), float(math.floor(high))
     return low, high
 
 
-def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None) -> str:
-    """Why real values lie past the synthetic range, as far as the report can tell."""
+def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None,
+                synth_values: np.ndarray | None = None, edges: np.ndarray | None = None) -> str:
+    """Why real values lie past the synthetic range, as far as the report can tell.
+
+    With the model's range: the share outside it (cut off).  With its bin
+    ``edges`` and the synthetic values too, the share that lies in the very
+    bins holding the synthetic extremes: those bins are reached, but decode
+    to values spread over the bin, so a value the data repeat at a bin's end
+    (a 0, a minimum) does not come back exactly.  The rest is a tail the
+    model gives little or no mass.
+    """
     if model_range is None:
         return ("(the model's range may have cut them off: declare the column's documented "
                 "bounds; or the noise hid a thin tail).")
     low, high = model_range
-    cut = float(np.mean((real_values < low) | (real_values > high)))
+    outside_model = (real_values < low) | (real_values > high)
+    cut = float(np.mean(outside_model))
+    if synth_values is None:  # the shares of the causes are unknown
+        causes = [] if cut > 0 else [
+            "the model gives that thin tail little or no mass, its noisy counts being small; "
+            "more budget or coarser bins keep more of it"]
+    else:
+        in_end_bins = 0.0 if edges is None else float(np.mean(
+            ~outside_model & _in_extreme_bins(real_values, synth_values, edges)))
+        unreached = _outside(real_values, synth_values) - cut - in_end_bins
+        causes = []
+        if in_end_bins > 0:
+            causes.append(f"{in_end_bins:.1%} lie in the end bins that the synthetic values do "
+                          "reach, which decode to values spread over the bin: a value the data "
+                          "repeat there (such as 0) comes back exactly only if declared as a "
+                          "point ('points')")
+        if unreached > 1e-12:
+            causes.append(f"{unreached:.1%} lie in a tail the model gives little or no mass, "
+                          "its noisy counts being small; more budget or coarser bins keep "
+                          "more of it")
     if cut > 0:
-        return (f"({cut:.1%} lie outside the model's range [{low:g}, {high:g}], which cut "
-                "them off: declare the column's documented bounds).")
-    return (f"(all inside the model's range [{low:g}, {high:g}]: the model gives that thin "
-            "tail little or no mass, its noisy counts being small; more budget or coarser "
-            "bins keep more of it).")
+        head = (f"{cut:.1%} lie outside the model's range [{low:g}, {high:g}], which cut "
+                "them off: declare the column's documented bounds")
+        return "(" + "; ".join([head] + causes) + ")."
+    return f"(all inside the model's range [{low:g}, {high:g}]: " + "; ".join(causes) + ")."
+
+
+def _in_extreme_bins(real_values: np.ndarray, synth_values: np.ndarray,
+                     edges: np.ndarray) -> np.ndarray:
+    """Whether each real value lies past the synthetic range but in the bin of
+    the synthetic minimum (below it) or maximum (above it)."""
+    def bin_of(values):
+        return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    low, high = synth_values.min(), synth_values.max()
+    bins = bin_of(real_values)
+    return (((real_values < low) & (bins == bin_of(low)))
+            | ((real_values > high) & (bins == bin_of(high))))
 
 
 def _outside(values: np.ndarray, reference: np.ndarray) -> float:
