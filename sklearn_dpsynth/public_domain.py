@@ -111,7 +111,11 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
       range's width, so ``[17, 90]`` stays and ``[12285, 1484705]`` becomes
       ``[0, 1500000]``), and the note says they came from the data.  Values
       holding at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the
-      zeros of a money column, are proposed as exact ``"points"``;
+      zeros of a money column, are proposed as exact ``"points"``; a
+      non-integer column of at most ``DISCRETE_MAX_VALUES`` (12) values, each
+      held by at least ``RARE_CATEGORY_ROWS`` (5) rows (rates coded as 0,
+      0.25, 0.5, ...), is drafted as ``{"categories": [...], "other": false,
+      "note": ...}`` of its values instead, so that they stay exact;
       heavy-tailed columns (non-negative, and spanning at least
       ``LOG_SCALE_DECADES`` orders of magnitude or zero-inflated) get
       ``"scale": "log"``;
@@ -210,6 +214,10 @@ POINT_MASS_SHARE = 0.1
 
 #: At most this many point masses are proposed per column.
 MAX_POINT_MASSES = 3
+
+#: A non-integer column with at most this many distinct values, each held by at
+#: least ``RARE_CATEGORY_ROWS`` rows, is drafted as categories (its exact values).
+DISCRETE_MAX_VALUES = 12
 
 #: In a table of at least ``RARE_TABLE_ROWS`` rows, a category value held by fewer
 #: than ``RARE_CATEGORY_ROWS`` rows is not listed in the draft (it maps to
@@ -435,6 +443,12 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():
         return _constant_numeric(float(values.min()), integer)
+    discrete = None if integer else _discrete_values(values)
+    if discrete is not None:
+        return {"categories": discrete, "other": False,
+                "note": (f"few values: {len(discrete)} distinct, each in at least "
+                         f"{RARE_CATEGORY_ROWS} rows, drafted as categories (exact values); "
+                         "declare numeric bounds instead if other values can occur")}
     low, high = outward_round(float(values.min()), float(values.max()), integer)
     cast = int if integer else float
     entry: dict[str, Any] = {"kind": "numeric", "bounds": [cast(low), cast(high)],
@@ -512,6 +526,22 @@ def _heavy_tailed(values: np.ndarray) -> bool:
     zero_share = 1.0 - positive.size / values.size
     return bool(zero_share >= POINT_MASS_SHARE
                 or positive.max() >= 10.0 ** LOG_SCALE_DECADES * positive.min())
+
+
+def _discrete_values(values: np.ndarray) -> list | None:
+    """The sorted values of a non-integer column that takes only a few values
+    (at most ``DISCRETE_MAX_VALUES``, each held by at least
+    ``RARE_CATEGORY_ROWS`` rows, such as rates coded as 0, 0.25, 0.5), or None.
+
+    Binned, such a column would spread the values that are not point masses
+    over their bins; as categories it keeps every value exact.  A value of
+    few rows would be a fact about those rows, so a column holding one is
+    left binned.
+    """
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size > DISCRETE_MAX_VALUES or counts.min() < RARE_CATEGORY_ROWS:
+        return None
+    return [float(v) for v in distinct]
 
 
 def _point_masses(values: np.ndarray) -> list:

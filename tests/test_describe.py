@@ -268,6 +268,38 @@ def test_a_csv_column_with_a_few_fractions_is_drafted_as_numbers(tmp_path):
     assert model.sample(50, random_state=0)["visib"].between(0.2, 10.0).all()
 
 
+def test_a_float_column_of_few_values_is_drafted_as_its_categories(tmp_path, capsys):
+    """Rates coded as a few fractions (``lncoins`` of statsmodels' ``randhie``
+    has 5): binned, the values that are not point masses came back spread
+    over their bins; drafted as categories they come back exact, also
+    through ``dpsynth fit`` on the CSV file, whose text must match the
+    numbers.  A value of fewer than 5 rows keeps the column binned, and a
+    continuous column is unaffected."""
+    from sklearn_dpsynth.cli import main
+
+    rng = np.random.default_rng(7)
+    rates = [0.0, 0.25, 0.5, 0.95, 1.6094379]
+    frame = pd.DataFrame({"rate": rng.choice(rates, 600, p=[0.4, 0.2, 0.2, 0.1, 0.1]),
+                          "rare": np.r_[np.repeat([0.5, 1.5], 298), [2.5] * 4],
+                          "x": rng.normal(size=600)})
+    draft = _draft(frame)
+    assert draft["rate"]["categories"] == rates and draft["rate"]["other"] is False
+    assert draft["rate"]["note"].startswith("few values: 5 distinct")
+    assert draft["rare"]["kind"] == "numeric" and draft["x"]["kind"] == "numeric"
+    assert _draft(frame.head(20))["x"]["kind"] == "numeric"  # 20 distinct values
+    frame.to_csv(tmp_path / "rates.csv", index=False)
+    path, model = tmp_path / "domain.json", tmp_path / "model.dpsynth"
+    path.write_text(json.dumps(draft))
+    assert main(["fit", str(tmp_path / "rates.csv"), "--method", "independent", "--epsilon",
+                 "1", "--domain", str(path), "-o", str(model), "--quiet"]) == 0
+    assert main(["sample", str(model), "-n", "500", "-o", str(tmp_path / "syn.csv"),
+                 "--random-state", "0"]) == 0
+    capsys.readouterr()
+    out = pd.read_csv(tmp_path / "syn.csv")
+    assert str(out["rate"].dtype) == "float64" and set(out["rate"]) <= set(rates)
+    assert len(set(out["rate"])) >= 3
+
+
 def test_dates_fit_would_refuse_are_drafted_as_categories_not_dates(tmp_path):
     """``fit`` reads ISO 8601 dates only: a draft calling ``01/31/2013`` a date
     made the fit it was given to refuse every row; the draft keeps such a

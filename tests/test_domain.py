@@ -41,6 +41,27 @@ def test_categories_round_trip_other_and_missing():
         strict.encode(np.array([None], dtype=object))
 
 
+def test_numeric_categories_match_their_text_forms():
+    """A column read from a CSV file is text: declared numeric categories
+    match ``"1"`` and ``"1.0"`` (both encoders), text that is no number goes
+    to "<other>" or is refused; text categories and bools are matched as
+    they are."""
+    spec = ColumnSpec("grade", "categorical", categories=[1, 2, 0.25], other=True)
+    text = np.array(["1", "1.0", "2", "0.25", "x", "3"], dtype=object)
+    np.testing.assert_array_equal(spec.encode(text), [0, 0, 1, 2, 3, 3])
+    np.testing.assert_array_equal(spec.encode_series(pd.Series(text)), [0, 0, 1, 2, 3, 3])
+    assert list(spec.decode(np.array([0, 2]))) == [1, 0.25]
+    strict = ColumnSpec("grade", "categorical", categories=[1, 2])
+    with pytest.raises(ValueError, match="'grade'.*categories in some rows"):
+        strict.encode_series(pd.Series(["1", "nan"], dtype=object))
+    as_text = ColumnSpec("code", "categorical", categories=["1", "2"])
+    np.testing.assert_array_equal(as_text.encode(np.array(["2", "1"], dtype=object)), [1, 0])
+    with pytest.raises(ValueError, match="'code'"):
+        as_text.encode(np.array(["1.0"], dtype=object))  # text categories match exactly
+    flags = ColumnSpec("flag", "categorical", categories=[False, True], other=True)
+    np.testing.assert_array_equal(flags.encode(np.array(["1", True], dtype=object)), [2, 1])
+
+
 def test_numeric_bins_round_trip_within_bin():
     spec = spec_from_declaration("x", (0.0, 10.0), n_bins=5)
     values = np.array([0.0, 1.9, 2.0, 9.99, 10.0])

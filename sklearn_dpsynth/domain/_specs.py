@@ -48,6 +48,24 @@ def code_dtype(size: int) -> np.dtype:
     return np.dtype(np.uint64)
 
 
+def _is_number(value: Any) -> bool:
+    """Whether a category is a real number (not a bool)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_))
+
+
+def _text_number_key(value: Any) -> Any:
+    """A category lookup key that reads text as a number where it is one."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def _is_missing_scalar(value: Any) -> bool:
     if value is None:
         return True
@@ -277,11 +295,10 @@ class ColumnSpec:
                 series = series.dt.tz_convert("UTC").dt.tz_localize(None)
             return self.encode(series.to_numpy())
         row_codes, distinct = pd.factorize(series, use_na_sentinel=True)
-        if self._lookup is None:
-            self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
+        lookup, key = self._category_lookup(), self._value_key()
         fallback = -1 if self.other_code is None else self.other_code
         missing = self.missing_code if self.missing else -1
-        table = np.array([self._lookup.get(self._key(v), fallback) for v in distinct]
+        table = np.array([lookup.get(key(v), fallback) for v in distinct]
                          + [missing], dtype=np.int64)
         codes = table[row_codes]  # the sentinel -1 reads the last entry: missing
         if (codes < 0).any():
@@ -300,11 +317,9 @@ class ColumnSpec:
         return rounded.astype(np.int64)
 
     def _encode_categorical(self, values: np.ndarray) -> np.ndarray:
-        if self._lookup is None:
-            self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
-        lookup = self._lookup
+        lookup, key = self._category_lookup(), self._value_key()
         fallback = -1 if self.other_code is None else self.other_code
-        codes = np.fromiter((lookup.get(self._key(v), fallback) for v in values),
+        codes = np.fromiter((lookup.get(key(v), fallback) for v in values),
                             dtype=np.int64, count=len(values))
         if (codes < 0).any():
             raise ValueError(
@@ -312,6 +327,21 @@ class ColumnSpec:
                 f"{_SOME_ROWS}; declare them, or allow other=True."
             )
         return codes
+
+    def _category_lookup(self) -> dict:
+        """``{category: code}`` (cached), keyed by :meth:`_key`."""
+        if self._lookup is None:
+            self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
+        return self._lookup
+
+    def _value_key(self) -> Any:
+        """The lookup key of a value: :meth:`_key`, and where every category is
+        a number, text that reads as a number is that number (``"1"``,
+        ``"1.0"`` and ``1`` match the category 1), so that a column read
+        from a CSV file as text matches its declared numeric categories."""
+        if not self.categories or not all(_is_number(c) for c in self.categories):
+            return self._key
+        return _text_number_key
 
     @staticmethod
     def _key(value: Any) -> Any:
