@@ -449,23 +449,28 @@ def load_records(folder: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _cell(values: pd.Series, statuses: pd.Series, digits: int) -> str:
-    """Mean over seeds of one figure, or why there is none."""
+def _cell(values: pd.Series, statuses: pd.Series, digits: int, spread: bool = False) -> str:
+    """Mean over seeds of one figure (with ``spread``, and its standard error
+    where two or more seeds finished), or why there is none."""
     ok = values.dropna()
     if ok.empty:
         failed = sorted(set(statuses) - {"ok"})
         return "/".join(failed) if failed else "n/a"
     text = f"{ok.mean():.{digits}f}"
+    if spread and len(ok) > 1:
+        text += f" ± {ok.std(ddof=1) / np.sqrt(len(ok)):.{digits + 1}f}"
     return text if len(ok) == len(values) else f"{text} ({len(ok)}/{len(values)})"
 
 
-def summarise(folder: str | Path) -> str:
+def summarise(folder: str | Path, spread: bool = False) -> str:
     """Markdown table: table x method x epsilon rows, ours vs reference per figure.
 
     Every cell is the mean over the seeds that finished (``(k/n)`` when only
-    ``k`` of ``n`` did; ``timeout``/``error`` when none did); ``seeds`` reads
-    ``ours / reference`` where the two sides ran different numbers of seeds;
-    the last column is the reference's mean fit time over ours.
+    ``k`` of ``n`` did; ``timeout``/``error`` when none did), followed with
+    ``spread`` by ``± `` its standard error over the seeds (one more digit);
+    ``seeds`` reads ``ours / reference`` where the two sides ran different
+    numbers of seeds; the last column is the reference's mean fit time over
+    ours.
     """
     frame = load_records(folder)
     digits = {"fit_seconds": 2, "fit_cpu_seconds": 2, "tvd2": 4, "tvd3": 4, "nll": 3, "highorder": 4}
@@ -480,7 +485,8 @@ def summarise(folder: str | Path) -> str:
         seeds = counts[0] if counts[0] == counts[1] else " / ".join(counts)
         row = [table, method, f"{eps:g}", seeds]
         for figure in FIGURES:
-            row += [_cell(side[figure], side["status"], digits[figure]) for side in (ours, ref)]
+            row += [_cell(side[figure], side["status"], digits[figure], spread)
+                    for side in (ours, ref)]
         speed = ref["fit_seconds"].mean() / ours["fit_seconds"].mean()
         row.append(f"{speed:.0f}x" if np.isfinite(speed) else "n/a")
         lines.append("| " + " | ".join(row) + " |")
@@ -526,6 +532,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also store each run's synthetic codes (<run>.csv.gz) to rescore later")
     parser.add_argument("--summarise", metavar="DIR", default=None,
                         help="print the Markdown summary of DIR's records and exit")
+    parser.add_argument("--spread", action="store_true",
+                        help="with --summarise: each mean followed by its standard error "
+                             "over the seeds")
     args = parser.parse_args(argv)
     _check_args(parser, args)
     return args
@@ -578,7 +587,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the grid (or summarise a results folder)."""
     args = parse_args(argv)
     if args.summarise:
-        print(summarise(args.summarise))
+        print(summarise(args.summarise, spread=args.spread))
         return
     Path(args.out).mkdir(parents=True, exist_ok=True)
     tasks = plan(args)

@@ -157,6 +157,12 @@ def test_summarise_means_status_and_speed(tmp_path):
     (tmp_path / "t-mst-eps1-seed1-reference.json").unlink()
     row = dict(zip(header, summarise(tmp_path).splitlines()[2].strip("|").split("|")))
     assert row["seeds"].strip() == "2 / 1" and row["tvd2 ref"].strip() == "0.5000"
+    # --spread: the standard error over the seeds (0.1 and 0.3: SD 0.1414, SE 0.1),
+    # none from a single seed
+    row = dict(zip(header, summarise(tmp_path, spread=True).splitlines()[2].strip("|")
+                   .split("|")))
+    assert row["tvd2 ours"].strip() == "0.2000 ± 0.10000"
+    assert row["tvd2 ref"].strip() == "0.5000"
 
 
 def test_plan_skips_recorded_runs(tmp_path):
