@@ -112,9 +112,10 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
       ``[0, 1500000]``), and the note says they came from the data.  Values
       holding at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the
       zeros of a money column, are proposed as exact ``"points"``; a
-      non-integer column of at most ``DISCRETE_MAX_VALUES`` (12) values, each
-      held by at least ``RARE_CATEGORY_ROWS`` (5) rows (rates coded as 0,
-      0.25, 0.5, ...), is drafted as ``{"categories": [...], "other": false,
+      non-integer column of at most ``DISCRETE_MAX_VALUES`` (32, the default
+      number of bins; ``n_bins`` when given) values, each held by at least
+      ``RARE_CATEGORY_ROWS`` (5) rows (rates coded as 0, 0.25, 0.5, ...),
+      is drafted as ``{"categories": [...], "other": false,
       "note": ...}`` of its values instead, so that they stay exact;
       heavy-tailed columns (non-negative, and spanning at least
       ``LOG_SCALE_DECADES`` orders of magnitude or zero-inflated) get
@@ -215,9 +216,10 @@ POINT_MASS_SHARE = 0.1
 #: At most this many point masses are proposed per column.
 MAX_POINT_MASSES = 3
 
-#: A non-integer column with at most this many distinct values, each held by at
-#: least ``RARE_CATEGORY_ROWS`` rows, is drafted as categories (its exact values).
-DISCRETE_MAX_VALUES = 12
+#: A non-integer column with at most this many distinct values (the estimators'
+#: default number of bins; ``n_bins`` when given), each held by at least
+#: ``RARE_CATEGORY_ROWS`` rows, is drafted as categories (its exact values).
+DISCRETE_MAX_VALUES = 32
 
 #: In a table of at least ``RARE_TABLE_ROWS`` rows, a category value held by fewer
 #: than ``RARE_CATEGORY_ROWS`` rows is not listed in the draft (it maps to
@@ -443,7 +445,7 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():
         return _constant_numeric(float(values.min()), integer)
-    discrete = None if integer else _discrete_values(values)
+    discrete = None if integer else _discrete_values(values, n_bins or DISCRETE_MAX_VALUES)
     if discrete is not None:
         return {"categories": discrete, "other": False,
                 "note": (f"few values: {len(discrete)} distinct, each in at least "
@@ -528,18 +530,18 @@ def _heavy_tailed(values: np.ndarray) -> bool:
                 or positive.max() >= 10.0 ** LOG_SCALE_DECADES * positive.min())
 
 
-def _discrete_values(values: np.ndarray) -> list | None:
+def _discrete_values(values: np.ndarray, max_values: int) -> list | None:
     """The sorted values of a non-integer column that takes only a few values
-    (at most ``DISCRETE_MAX_VALUES``, each held by at least
-    ``RARE_CATEGORY_ROWS`` rows, such as rates coded as 0, 0.25, 0.5), or None.
+    (at most ``max_values``, each held by at least ``RARE_CATEGORY_ROWS``
+    rows, such as rates coded as 0, 0.25, 0.5), or None.
 
     Binned, such a column would spread the values that are not point masses
-    over their bins; as categories it keeps every value exact.  A value of
-    few rows would be a fact about those rows, so a column holding one is
-    left binned.
+    over their bins; as categories it keeps every value exact, in no more
+    codes than the bins.  A value of few rows would be a fact about those
+    rows, so a column holding one is left binned.
     """
     distinct, counts = np.unique(values, return_counts=True)
-    if distinct.size > DISCRETE_MAX_VALUES or counts.min() < RARE_CATEGORY_ROWS:
+    if distinct.size > max_values or counts.min() < RARE_CATEGORY_ROWS:
         return None
     return [float(v) for v in distinct]
 

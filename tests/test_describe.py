@@ -270,7 +270,7 @@ def test_a_csv_column_with_a_few_fractions_is_drafted_as_numbers(tmp_path):
 
 def test_a_float_column_of_few_values_is_drafted_as_its_categories(tmp_path, capsys):
     """Rates coded as a few fractions (``lncoins`` of statsmodels' ``randhie``
-    has 5): binned, the values that are not point masses came back spread
+    has 5; up to as many values as bins): binned, the values that are not point masses came back spread
     over their bins; drafted as categories they come back exact, also
     through ``dpsynth fit`` on the CSV file, whose text must match the
     numbers.  A value of fewer than 5 rows keeps the column binned, and a
@@ -287,6 +287,10 @@ def test_a_float_column_of_few_values_is_drafted_as_its_categories(tmp_path, cap
     assert draft["rate"]["note"].startswith("few values: 5 distinct")
     assert draft["rare"]["kind"] == "numeric" and draft["x"]["kind"] == "numeric"
     assert _draft(frame.head(20))["x"]["kind"] == "numeric"  # 20 distinct values
+    assert _draft(frame, n_bins=4)["rate"]["kind"] == "numeric"  # more values than bins
+    index = pd.DataFrame({"disea": np.repeat(np.arange(31) * 1.9 + 0.1, 6)})  # 31 values
+    assert len(_draft(index)["disea"]["categories"]) == 31
+    assert _draft(index, n_bins=16)["disea"]["kind"] == "numeric"
     frame.to_csv(tmp_path / "rates.csv", index=False)
     path, model = tmp_path / "domain.json", tmp_path / "model.dpsynth"
     path.write_text(json.dumps(draft))
