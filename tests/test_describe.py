@@ -151,7 +151,8 @@ def test_drafted_bounds_contain_the_data_and_are_not_its_extremes():
 def test_heavy_tailed_columns_get_a_log_scale_and_point_zero():
     rng = np.random.default_rng(4)
     n = 2000
-    gain = np.where(rng.random(n) < 0.9, 0, rng.integers(1, 99_999, n))
+    amounts = np.minimum(np.rint(rng.lognormal(7, 1.5, n)) + 1, 99_999)  # 1 to 99,999
+    gain = np.where(rng.random(n) < 0.9, 0, amounts).astype(int)
     frame = pd.DataFrame({"gain": gain,
                           "income": rng.lognormal(8, 2.5, n),  # many decades, no zero
                           "x": rng.normal(size=n),  # negative values
@@ -161,6 +162,32 @@ def test_heavy_tailed_columns_get_a_log_scale_and_point_zero():
     assert draft["income"]["scale"] == "log" and "points" not in draft["income"]
     assert "scale" not in draft["x"] and "points" not in draft["x"]
     assert "scale" not in draft["age"]  # per-integer codes are exact already
+
+
+def test_a_zero_inflated_column_gets_log_bins_only_where_they_spread_its_values():
+    """``randhie``'s ``lpi`` is 0 in 24% of the rows and a log already (2.5 to
+    7.2) elsewhere: log bins over ``[0, 7.2]`` start at 0.0072 and left 5 of
+    32 bins to those values.  The draft takes the spacing under which the
+    values other than the points spread over more bins: linear there, log for
+    amounts spanning decades; amounts spread evenly over a wide range (uniform)
+    are binned linearly too."""
+    from sklearn_dpsynth.domain import Domain
+
+    rng = np.random.default_rng(8)
+    n = 4000
+    zero = rng.random(n) < 0.25
+    frame = pd.DataFrame({
+        "lpi": np.where(zero, 0.0, rng.uniform(2.48, 7.16, n)),
+        "amount": np.where(zero, 0.0, rng.lognormal(3, 2, n)),
+        "even": np.where(zero, 0, rng.integers(1, 99_999, n)),
+    })
+    draft = _draft(frame)
+    assert draft["lpi"]["scale"] == "linear" and draft["lpi"]["points"] == [0.0]
+    assert draft["amount"]["scale"] == "log" and draft["even"]["scale"] == "linear"
+    spec = Domain.from_declaration({"lpi": draft["lpi"]}).specs[0]
+    positive = frame["lpi"][frame["lpi"] > 0]
+    filled = np.unique(np.searchsorted(spec.edges, positive, side="right")).size
+    assert filled >= 20  # of 32 bins (5 with the log scale)
 
 
 def test_constant_and_all_missing_columns():
