@@ -62,6 +62,20 @@ def test_numeric_categories_match_their_text_forms():
     np.testing.assert_array_equal(flags.encode(np.array(["1", True], dtype=object)), [2, 1])
 
 
+def test_numeric_categories_match_whole_number_text_exactly():
+    """Text of a whole number past 2**53 is that integer, not the nearest
+    float (which is the neighbouring category), in both encoders; numpy
+    strings read as numbers like Python ones."""
+    big = 2**53
+    spec = ColumnSpec("id", "categorical", categories=[big, big + 1])
+    text = np.array([str(big + 1), str(big)], dtype=object)
+    np.testing.assert_array_equal(spec.encode(text), [1, 0])
+    np.testing.assert_array_equal(spec.encode_series(pd.Series(text)), [1, 0])
+    grade = ColumnSpec("grade", "categorical", categories=[1, 2])
+    numpy_text = np.array([np.str_("2"), np.str_("1.0")], dtype=object)
+    np.testing.assert_array_equal(grade.encode(numpy_text), [1, 0])
+
+
 def test_numeric_bins_round_trip_within_bin():
     spec = spec_from_declaration("x", (0.0, 10.0), n_bins=5)
     values = np.array([0.0, 1.9, 2.0, 9.99, 10.0])

@@ -55,14 +55,18 @@ def _is_number(value: Any) -> bool:
 
 
 def _text_number_key(value: Any) -> Any:
-    """A category lookup key that reads text as a number where it is one."""
+    """A category lookup key that reads text as a number where it is one
+    (whole-number text as an exact ``int``: ``float`` would merge integers
+    past 2**53, which DuckDB compares exactly)."""
+    if isinstance(value, str):  # numpy's str_ too, before its item() leaves it text
+        for number in (int, float):
+            try:
+                return number(value)
+            except ValueError:
+                continue
+        return str(value)
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
     return value
 
 
