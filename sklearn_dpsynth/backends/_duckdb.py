@@ -401,7 +401,12 @@ class DuckDBSource(TableSource):
         checks = []
         if encoding_path(spec, self._family(name)) == "categorical":
             present = f"{column} IS NOT NULL"
-            code = self._categorical_code(spec, column)
+            text_numbers = self._family(name) == "other" and spec.text_reads_as_numbers
+            # text matched to numbers as memory reads it: an implicit cast rounded '1.5'
+            # to the category 2 and failed on text that is no number (so does a TRY_CAST
+            # of the bare column, which DuckDB pushes into its CSV reader)
+            code = self._categorical_code(
+                spec, f"TRY_CAST({self._text(name)} AS DOUBLE)" if text_numbers else column)
         else:
             value = _quote(f"__v{self.columns.index(name)}")
             present = f"{value} IS NOT NULL"

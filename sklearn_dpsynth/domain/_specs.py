@@ -338,14 +338,18 @@ class ColumnSpec:
             self._lookup = {self._key(c): i for i, c in enumerate(self.categories)}
         return self._lookup
 
+    @property
+    def text_reads_as_numbers(self) -> bool:
+        """Whether text values match the categories as the numbers they read
+        as: every category is a number (not a bool), so ``"1"``, ``"1.0"``
+        and ``1`` match the category 1 and a column read from a CSV file as
+        text matches its declared numeric categories."""
+        return bool(self.categories) and all(_is_number(c) for c in self.categories)
+
     def _value_key(self) -> Any:
-        """The lookup key of a value: :meth:`_key`, and where every category is
-        a number, text that reads as a number is that number (``"1"``,
-        ``"1.0"`` and ``1`` match the category 1), so that a column read
-        from a CSV file as text matches its declared numeric categories."""
-        if not self.categories or not all(_is_number(c) for c in self.categories):
-            return self._key
-        return _text_number_key
+        """The lookup key of a value: :meth:`_key`, or where
+        :attr:`text_reads_as_numbers`, one that reads text as a number."""
+        return _text_number_key if self.text_reads_as_numbers else self._key
 
     @staticmethod
     def _key(value: Any) -> Any:
