@@ -341,6 +341,25 @@ def test_declared_numeric_text_neighbours_share_one_error_without_values(spark):
     assert "CANARY" not in str(error.value) and error.value.__context__ is None
 
 
+def test_numeric_categories_of_a_text_column_encode_as_in_memory(spark):
+    """Numeric categories of a string column: no number literal equalled the
+    text, so every row was refused (or "<other>") where memory reads '1.5' as
+    the category 1.5.  Now the same model from Spark as from the frame, and a
+    neighbour with one row of text that is no number fits on both alike."""
+    from sklearn_dpsynth import IndependentSynthesizer
+
+    base = pd.DataFrame({"x": ["1.5"] * 150 + ["2"] * 40 + ["0.6"] * 10, "c": ["a", "b"] * 100})
+    domain = {"x": {"categories": [2, 1.5], "other": True}, "c": {"categories": ["a", "b"]}}
+    samples = []
+    for frame in (base, pd.concat([base, pd.DataFrame({"x": ["CANARY"], "c": ["a"]})],
+                                  ignore_index=True)):
+        for table in (frame.astype(object), spark.createDataFrame(frame)):
+            model = IndependentSynthesizer(domain=domain, random_state=0).fit(table, epsilon=50.0)
+            samples.append(model.sample(2000, random_state=0)["x"].astype(str).tolist())
+    assert samples[0] == samples[1] and samples[2] == samples[3]
+    assert pd.Series(samples[1]).value_counts().idxmax() == "1.5"
+
+
 def test_a_date_past_the_nanosecond_range_is_not_a_date_on_spark(spark):
     """A string column declared as hourly dates, and its neighbour with one row
     '9999-12-31': that date is not a date (as in memory and on DuckDB), so the

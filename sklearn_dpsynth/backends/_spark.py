@@ -365,7 +365,12 @@ class SparkSource(TableSource):
         if encoding_path(spec, self._family(name)) == "categorical":
             column = F.col(_quote(name))
             present = column.isNotNull()
-            code = self._categorical_code(spec, column, self._family(name))
+            family = self._family(name)
+            if family == "other" and spec.text_reads_as_numbers:
+                # text matched to the numbers it reads as, as in memory (no number
+                # literal equals text: every row was refused or "<other>")
+                column, family = self._text(name).try_cast("double"), "number"
+            code = self._categorical_code(spec, column, family)
         else:
             value = self.number(name)
             if name in self.kinds and self.kinds[name][1]:
