@@ -440,8 +440,10 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
                          "bounds, or drop it.")
     if infinite.any():  # bounds of the finite values; the note says why the rest clip
         entry = _describe_numeric(series, present[~infinite], n_bins)
-        entry["note"] = (entry.get("note", "") + "; infinite values lie outside the "
-                         "bounds (declare clip=True, or replace them)").lstrip("; ")
+        advice = ("are no category (allow other=True" if "categories" in entry
+                  else "lie outside the bounds (declare clip=True")
+        entry["note"] = (entry.get("note", "") + f"; infinite values {advice}, or replace "
+                         "them)").lstrip("; ")
         return entry
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():

@@ -400,6 +400,22 @@ def test_infinite_values_are_left_out_of_the_drafted_bounds():
         describe_domain(pd.DataFrame({"g": [np.inf, -np.inf]}))
 
 
+def test_infinite_values_of_a_column_drafted_as_categories_get_advice_that_fits():
+    """A column of a few values and some infinities is drafted as categories;
+    the note told the user to declare clip=True, which a categorical column
+    ignores (the fit still refused the infinities).  It says other=True now,
+    and a fit of the draft with it succeeds."""
+    from sklearn_dpsynth import IndependentSynthesizer
+
+    frame = pd.DataFrame({"r": np.r_[np.repeat([0.5, 1.5], 295), [np.inf] * 10]})
+    entry = _draft(frame)["r"]
+    assert entry["categories"] == [0.5, 1.5] and "clip" not in entry["note"]
+    assert "infinite values are no category (allow other=True" in entry["note"]
+    entry["other"] = True
+    model = IndependentSynthesizer(domain={"r": entry}, random_state=0).fit(frame, epsilon=1.0)
+    assert set(model.sample(200, random_state=0)["r"]) <= {0.5, 1.5, "<other>"}
+
+
 def test_dates_that_fit_cannot_hold_are_not_drafted_as_dates():
     """fit reads a date outside datetime64[ns] as text (refused in a declared
     datetime column), so the draft does not declare such a column datetime."""
