@@ -112,8 +112,8 @@ def describe_domain(X: Any, *, n_bins: int | None = None, max_categories: int = 
       ``[0, 1500000]``), and the note says they came from the data.  Values
       holding at least ``POINT_MASS_SHARE`` (10%) of the rows, such as the
       zeros of a money column, are proposed as exact ``"points"``; a
-      non-integer column of at most ``DISCRETE_MAX_VALUES`` (32, the default
-      number of bins; ``n_bins`` when given) values, each held by at least
+      non-integer column of at most ``DRAFT_BINS`` (32, the default number
+      of bins; ``n_bins`` when given) values, each held by at least
       ``RARE_CATEGORY_ROWS`` (5) rows (rates coded as 0, 0.25, 0.5, ...),
       is drafted as ``{"categories": [...], "other": false,
       "note": ...}`` of its values instead, so that they stay exact;
@@ -217,10 +217,11 @@ POINT_MASS_SHARE = 0.1
 #: At most this many point masses are proposed per column.
 MAX_POINT_MASSES = 3
 
-#: A non-integer column with at most this many distinct values (the estimators'
-#: default number of bins; ``n_bins`` when given), each held by at least
-#: ``RARE_CATEGORY_ROWS`` rows, is drafted as categories (its exact values).
-DISCRETE_MAX_VALUES = 32
+#: The bins a draft is judged with when ``n_bins`` is not given (the estimators'
+#: default): a non-integer column with at most this many distinct values, each
+#: held by at least ``RARE_CATEGORY_ROWS`` rows, is drafted as categories (its
+#: exact values), and a heavy-tailed column's scale is chosen on this many bins.
+DRAFT_BINS = 32
 
 #: In a table of at least ``RARE_TABLE_ROWS`` rows, a category value held by fewer
 #: than ``RARE_CATEGORY_ROWS`` rows is not listed in the draft (it maps to
@@ -448,7 +449,8 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
     integer = is_integer(series) or bool(np.all(values == np.rint(values)))
     if values.min() == values.max():
         return _constant_numeric(float(values.min()), integer)
-    discrete = None if integer else _discrete_values(values, n_bins or DISCRETE_MAX_VALUES)
+    bins = n_bins or DRAFT_BINS
+    discrete = None if integer else _discrete_values(values, bins)
     if discrete is not None:
         return {"categories": discrete, "other": False,
                 "note": (f"few values: {len(discrete)} distinct, each in at least "
@@ -466,8 +468,7 @@ def _describe_numeric(series: pd.Series, present: pd.Series, n_bins: int | None)
         if points:
             entry["points"] = [cast(v) for v in points]
         if _heavy_tailed(values):
-            entry["scale"] = _spreading_scale(values, points, low, high, integer,
-                                              n_bins or DISCRETE_MAX_VALUES)
+            entry["scale"] = _spreading_scale(values, points, low, high, integer, bins)
     entry["note"] = ("bounds: the data's range rounded outward; replace them with the "
                      "documented range")
     return entry
