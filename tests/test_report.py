@@ -383,10 +383,12 @@ def test_model_range_of_an_integer_column_is_its_first_and_last_integer():
 
 def test_clip_cause_names_the_share_outside_the_models_range():
     values = np.r_[np.linspace(0, 9, 90), np.linspace(11, 20, 10)]
-    assert _clip_cause(values, (0.0, 10.0)).startswith(
+    synth = np.linspace(0, 9, 50)
+    assert _clip_cause(values, (0.0, 10.0), synth).startswith(
         "(10.0% lie outside the model's range [0, 10], which cut them off")
-    assert _clip_cause(values, (0.0, 20.0)).startswith("(all inside the model's range [0, 20]")
-    assert "may have cut them off" in _clip_cause(values, None)
+    assert _clip_cause(values, (0.0, 20.0), synth).startswith(
+        "(all inside the model's range [0, 20]")
+    assert "may have cut them off" in _clip_cause(values, None, synth)
 
 
 def test_a_column_declared_without_categories_is_not_blamed_on_the_budget():

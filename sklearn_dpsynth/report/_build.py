@@ -333,15 +333,15 @@ def _model_range(model: Any, column: Any) -> tuple[float, float] | None:
 
 
 def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None,
-                synth_values: np.ndarray | None = None, edges: np.ndarray | None = None) -> str:
+                synth_values: np.ndarray, edges: np.ndarray | None = None) -> str:
     """Why real values lie past the synthetic range, as far as the report can tell.
 
     With the model's range: the share outside it (cut off).  With its bin
-    ``edges`` and the synthetic values too, the share that lies in the very
-    bins holding the synthetic extremes: those bins are reached, but decode
-    to values spread over the bin, so a value the data repeat at a bin's end
-    (a 0, a minimum) does not come back exactly.  The rest is a tail the
-    model gives little or no mass.
+    ``edges`` too, the share that lies in the very bins holding the
+    synthetic extremes: those bins are reached, but decode to values spread
+    over the bin, so a value the data repeat at a bin's end (a 0, a minimum)
+    does not come back exactly.  The rest is a tail the model gives little
+    or no mass.
     """
     if model_range is None:
         return ("(the model's range may have cut them off: declare the column's documented "
@@ -349,24 +349,19 @@ def _clip_cause(real_values: np.ndarray, model_range: tuple[float, float] | None
     low, high = model_range
     outside_model = (real_values < low) | (real_values > high)
     cut = float(np.mean(outside_model))
-    if synth_values is None:  # the shares of the causes are unknown
-        causes = [] if cut > 0 else [
-            "the model gives that thin tail little or no mass, its noisy counts being small; "
-            "more budget or coarser bins keep more of it"]
-    else:
-        in_end_bins = 0.0 if edges is None else float(np.mean(
-            ~outside_model & _in_extreme_bins(real_values, synth_values, edges)))
-        unreached = _outside(real_values, synth_values) - cut - in_end_bins
-        causes = []
-        if in_end_bins > 0:
-            causes.append(f"{in_end_bins:.1%} lie in the end bins that the synthetic values do "
-                          "reach, which decode to values spread over the bin: a value the data "
-                          "repeat there (such as 0) comes back exactly only if declared as a "
-                          "point ('points')")
-        if unreached > 1e-12:
-            causes.append(f"{unreached:.1%} lie in a tail the model gives little or no mass, "
-                          "its noisy counts being small; more budget or coarser bins keep "
-                          "more of it")
+    in_end_bins = 0.0 if edges is None else float(np.mean(
+        ~outside_model & _in_extreme_bins(real_values, synth_values, edges)))
+    unreached = _outside(real_values, synth_values) - cut - in_end_bins
+    causes = []
+    if in_end_bins > 0:
+        causes.append(f"{in_end_bins:.1%} lie in the end bins that the synthetic values do "
+                      "reach, which decode to values spread over the bin: a value the data "
+                      "repeat there (such as 0) comes back exactly only if declared as a "
+                      "point ('points')")
+    if unreached > 1e-12:
+        causes.append(f"{unreached:.1%} lie in a tail the model gives little or no mass, "
+                      "its noisy counts being small; more budget or coarser bins keep "
+                      "more of it")
     if cut > 0:
         head = (f"{cut:.1%} lie outside the model's range [{low:g}, {high:g}], which cut "
                 "them off: declare the column's documented bounds")
