@@ -533,7 +533,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--summarise", metavar="DIR", default=None,
                         help="print the Markdown summary of DIR's records and exit")
     parser.add_argument("--spread", action="store_true",
-                        help="with --summarise: each mean followed by its standard error "
+                        help="each mean of the summary followed by its standard error "
                              "over the seeds")
     args = parser.parse_args(argv)
     _check_args(parser, args)
@@ -599,7 +599,7 @@ def main(argv: list[str] | None = None) -> None:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             for record in pool.map(run_task, tasks, [args] * len(tasks)):
                 print(_report(record), flush=True)
-    print(summarise(args.out))
+    print(summarise(args.out, spread=args.spread))
 
 
 if __name__ == "__main__":
