@@ -19,7 +19,8 @@ The table: statsmodels' ``randhie`` (RAND Health Insurance Experiment,
 20,190 rows, 10 columns; public domain, as statsmodels' copy states), with
 zero-inflated columns that are logs already (``lpi``, ``fmde``) and
 fractions that take a few values (``lncoins``, ``physlm``).  The draft is
-made from the whole file, as the user would; the rows are shuffled
+made from the whole file, as the user would, and the fits read the
+file as text as ``dpsynth fit`` does; the rows are shuffled
 (``random_state=0``) and the first ``--train`` rows fitted, the rest kept
 as a holdout (its TVD to the training rows is the sampling floor).
 ``--draft FILE`` fits a given declaration instead (e.g. one written by
@@ -39,6 +40,7 @@ import pandas as pd
 
 from sklearn_dpsynth import (AIMSynthesizer, IndependentSynthesizer, MSTSynthesizer,
                              describe_domain)
+from sklearn_dpsynth.cli import read_table
 from sklearn_dpsynth.metrics import workload_error
 
 METHODS = {"independent": IndependentSynthesizer, "mst": MSTSynthesizer,
@@ -61,11 +63,13 @@ def split(frame: pd.DataFrame, n_train: int) -> tuple[pd.DataFrame, pd.DataFrame
     return shuffled.iloc[:n_train], shuffled.iloc[n_train:]
 
 
-def fit_scores(method: str, draft: dict, train: pd.DataFrame, epsilon: float,
-               seed: int) -> dict:
-    """One fit on ``draft``: 2-way TVD (mean, worst pair) of a training-sized sample."""
+def fit_scores(method: str, draft: dict, train: pd.DataFrame, train_text: pd.DataFrame,
+               epsilon: float, seed: int) -> dict:
+    """One fit on ``draft`` of the training rows as ``dpsynth fit`` reads them
+    (``train_text``): 2-way TVD (mean, worst pair) of a training-sized sample
+    against the typed training rows ``train``."""
     start = time.process_time()
-    model = METHODS[method](domain=draft, random_state=seed).fit(train, epsilon=epsilon)
+    model = METHODS[method](domain=draft, random_state=seed).fit(train_text, epsilon=epsilon)
     seconds = time.process_time() - start
     synthetic = model.sample(len(train), random_state=seed)
     per_pair = workload_error(train, synthetic, k=2, reduce="none")
@@ -76,17 +80,19 @@ def fit_scores(method: str, draft: dict, train: pd.DataFrame, epsilon: float,
 def run(data: Path, draft_path: Path | None, epsilons: list[float], seeds: list[int],
         methods: list[str], n_train: int) -> list[str]:
     """Markdown rows ``method | epsilon | 2-way TVD | worst pair | fit CPU s``."""
-    frame = pd.read_csv(data)
+    frame = read_table(str(data))  # typed as `dpsynth describe` reads it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # describe's PrivacyWarning: a benchmark
         draft = json.loads(draft_path.read_text()) if draft_path else describe_domain(frame)
     train, holdout = split(frame, n_train)
+    train_text = split(read_table(str(data), as_text=True), n_train)[0]  # as `fit` reads it
     lines = ["| method | epsilon | 2-way TVD | worst pair | fit CPU s |", "|---|---|---|---|---|"]
     for epsilon in epsilons:
         for method in methods:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                runs = [fit_scores(method, draft, train, epsilon, seed) for seed in seeds]
+                runs = [fit_scores(method, draft, train, train_text, epsilon, seed)
+                        for seed in seeds]
             mean = {key: np.mean([r[key] for r in runs]) for key in runs[0]}
             lines.append(f"| {method} | {epsilon:g} | {mean['tvd2']:.4f} | "
                          f"{mean['worst']:.3f} | {mean['fit_cpu_seconds']:.2f} |")
